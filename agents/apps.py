@@ -1,0 +1,31 @@
+from django.apps import AppConfig
+
+
+class AgentsConfig(AppConfig):
+    name = "agents"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from agents.runtime.storage import set_run_store
+        from agents.runtime.threads import set_thread_runtime_factory
+        from agents.store import DjangoStore
+
+        set_run_store(DjangoStore())
+        set_thread_runtime_factory(build_thread_runtime)
+
+
+def build_thread_runtime():
+    """The process's thread runtime: leases and inputs in the database, pub/sub on the channel layer
+    (none with the in-memory layer, which cannot leave the process anyway)."""
+    from channels.layers import InMemoryChannelLayer, get_channel_layer
+    from django.conf import settings
+
+    from agents.coordination import ChannelLayerPubSub, DjangoThreadStore
+    from agents.registry import get_mastra
+    from agents.runtime.threads import ThreadRuntime
+
+    layer = get_channel_layer()
+    pubsub = None if layer is None or isinstance(layer, InMemoryChannelLayer) else ChannelLayerPubSub(layer)
+    runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS)
+    runtime.agent_lookup = lambda agent_id: get_mastra().get_agent(agent_id)
+    return runtime

@@ -1,0 +1,198 @@
+"""Threads, messages, runs and pending tool approvals.
+
+The runtime reaches these only through ``agents.store`` (its storage protocols).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Thread(models.Model):
+    """A memory thread: one conversation owned by one resource (a user, a team...)."""
+
+    id = models.CharField(primary_key=True, max_length=255)
+    resource_id = models.CharField(max_length=255, db_index=True)
+    title = models.CharField(max_length=255, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["resource_id", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title or self.id
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "resourceId": self.resource_id, "title": self.title, "metadata": self.metadata,
+                "createdAt": self.created_at.isoformat(), "updatedAt": self.updated_at.isoformat()}
+
+
+class Message(models.Model):
+    """A stored message in the runtime's format (role + content parts). ``id`` orders a thread."""
+
+    message_id = models.CharField(max_length=64, unique=True)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    resource_id = models.CharField(max_length=255)
+    role = models.CharField(max_length=16)
+    type = models.CharField(max_length=32, blank=True, default="")
+    content = models.JSONField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["thread", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.message_id}"
+
+    def to_dict(self) -> dict:
+        data = {"id": self.message_id, "role": self.role, "content": self.content,
+                "createdAt": self.created_at.isoformat(), "threadId": self.thread_id,
+                "resourceId": self.resource_id}
+        if self.type:
+            data["type"] = self.type
+        if self.metadata:
+            data["metadata"] = self.metadata
+        return data
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        COMPLETED = "completed"
+        SUSPENDED = "suspended"
+        FAILED = "failed"
+        ABORTED = "aborted"
+
+    id = models.CharField(primary_key=True, max_length=64)
+    agent_id = models.CharField(max_length=255, db_index=True)
+    resource_id = models.CharField(max_length=255, blank=True, null=True)
+    thread_id = models.CharField(max_length=255, blank=True, null=True, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    finish_reason = models.CharField(max_length=32, blank=True, default="")
+    usage = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    steps = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} {self.id} ({self.status})"
+
+
+class ToolApproval(models.Model):
+    """A run suspended on a tool call, bound to the exact call (invariant 5)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DECLINED = "declined"
+
+    run_id = models.CharField(max_length=64, db_index=True)
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    tool_call_id = models.CharField(max_length=255)
+    tool_name = models.CharField(max_length=255)
+    args = models.JSONField(default=dict, blank=True)
+    args_hash = models.CharField(max_length=64)
+    state = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["run_id", "tool_call_id"], name="approval_unique_call")]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} in {self.run_id} ({self.status})"
+
+
+class ThreadLease(models.Model):
+    """Who runs a thread (invariant 2). One row per thread, changed only by compare-and-set.
+
+    ``owner_run_id`` is the run that holds the thread (NULL when idle); ``token`` grows with every
+    acquisition and fences a stale owner; ``expires_at`` is renewed by the owner while it runs and is
+    NULL while the run is suspended on a tool approval (the thread stays held). ``last_seq`` is the
+    last event sequence number written for the thread.
+    """
+
+    class Status(models.TextChoices):
+        IDLE = "idle"
+        RUNNING = "running"
+        SUSPENDED = "suspended"
+
+    thread_key = models.CharField(primary_key=True, max_length=600)
+    resource_id = models.CharField(max_length=255)
+    thread_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    owner_run_id = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    owner_process = models.CharField(max_length=128, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IDLE)
+    token = models.BigIntegerField(default=0)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    abort_requested = models.BooleanField(default=False)
+    last_seq = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.thread_key} → {self.owner_run_id or 'idle'}"
+
+
+class ThreadInput(models.Model):
+    """An accepted input waiting for (or consumed by) a run: nothing accepted is lost (invariant 1)."""
+
+    class Kind(models.TextChoices):
+        DELIVER = "deliver"  # into the active run at its next step boundary (or the run it wakes)
+        QUEUE = "queue"  # a run of its own after the active one
+        ECHO = "echo"  # stored in history already; only echoed to subscribers by the owner
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        CONSUMED = "consumed"
+        CANCELLED = "cancelled"
+
+    input_id = models.CharField(max_length=64, unique=True)
+    thread_key = models.CharField(max_length=600)
+    agent_id = models.CharField(max_length=255)
+    resource_id = models.CharField(max_length=255)
+    thread_id = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    signal = models.JSONField()
+    run_id = models.CharField(max_length=64, null=True, blank=True)  # target or future run
+    consumed_by = models.CharField(max_length=64, null=True, blank=True)
+    stream_options = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["thread_key", "status", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.input_id} ({self.status})"
+
+
+class ThreadEvent(models.Model):
+    """The thread's chunk log: per-thread ``seq`` for resumable subscriptions (invariant 3)."""
+
+    thread_key = models.CharField(max_length=600)
+    seq = models.BigIntegerField()
+    run_id = models.CharField(max_length=64, blank=True, default="")
+    chunk = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["thread_key", "seq"]
+        constraints = [models.UniqueConstraint(fields=["thread_key", "seq"], name="thread_event_seq")]
+        indexes = [models.Index(fields=["thread_key", "run_id", "seq"])]
+
+    def __str__(self) -> str:
+        return f"{self.thread_key}#{self.seq}"

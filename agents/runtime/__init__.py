@@ -1,0 +1,19 @@
+"""The agent runtime: plain asyncio, no Django. ``from agents.runtime import Agent, create_tool``."""
+
+from .abort import AbortController, AbortSignal
+from .agent import Agent
+from .errors import (AgentConfigError, MastraError, MissingCredentialsError, ModelError, SignalError,
+                     StructuredOutputError, ToolApprovalError)
+from .mastra import Mastra
+from .memory import BaseMemory, InMemoryMemory
+from .options import has_tool_call, step_count_is
+from .output import AgentOutput
+from .results import GenerateResult, StepResult, Usage
+from .tools import Tool, ToolContext, create_tool
+
+__all__ = [
+    "AbortController", "AbortSignal", "Agent", "AgentConfigError", "AgentOutput", "BaseMemory",
+    "GenerateResult", "InMemoryMemory", "Mastra", "MastraError", "MissingCredentialsError", "ModelError", "SignalError",
+    "StepResult", "StructuredOutputError", "Tool", "ToolApprovalError", "ToolContext", "Usage", "create_tool",
+    "has_tool_call", "step_count_is",
+]

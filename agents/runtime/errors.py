@@ -1,0 +1,83 @@
+"""Errors raised by the agent runtime.
+
+Every error carries a stable ``code`` (a short snake_case string) that the HTTP API and the
+websocket consumer map to responses; the message is for humans and may change.
+"""
+
+from __future__ import annotations
+
+
+class MastraError(Exception):
+    """Base class of every error the runtime raises on purpose."""
+
+    code = "mastra_error"
+
+    def __init__(self, message: str, *, code: str | None = None, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details or {}
+
+    def to_dict(self) -> dict:
+        data = {"code": self.code, "message": self.message}
+        if self.details:
+            data["details"] = self.details
+        return data
+
+
+class AgentConfigError(MastraError):
+    """An agent, a tool or a call was configured wrongly (names the field and the problem)."""
+
+    code = "agent_config_error"
+
+    def __init__(self, field: str, problem: str, *, code: str | None = None):
+        super().__init__(f"{field}: {problem}", code=code, details={"field": field})
+        self.field = field
+        self.problem = problem
+
+
+class ModelError(MastraError):
+    """A model provider failed (HTTP error, malformed stream, missing credentials)."""
+
+    code = "model_error"
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 retryable: bool = False):
+        super().__init__(message, code=code)
+        self.status = status
+        self.retryable = retryable
+
+
+class MissingCredentialsError(ModelError):
+    code = "missing_credentials"
+
+    def __init__(self, provider: str, variables: list[str]):
+        names = " or ".join(variables)
+        super().__init__(f"provider {provider!r} needs an API key: set {names}")
+        self.provider = provider
+        self.variables = variables
+
+
+class ToolApprovalError(MastraError):
+    """An approval or decline did not match a pending tool call."""
+
+    code = "tool_approval_error"
+
+
+class SignalError(MastraError):
+    """A signal, message or thread target was invalid; nothing was stored."""
+
+    code = "signal_error"
+
+
+class AbortError(MastraError):
+    code = "aborted"
+
+
+class StructuredOutputError(MastraError):
+    code = "structured_output_error"
+
+
+class RequestContextError(MastraError):
+    code = "request_context_invalid"

@@ -1,0 +1,198 @@
+"""The options of ``generate()`` / ``stream()`` (snake_case), validated once per call."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .errors import AgentConfigError
+
+OPTION_NAMES = frozenset({
+    "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
+    "on_finish", "active_tools", "abort_signal", "prepare_step", "require_tool_approval",
+    "tool_call_concurrency", "context", "structured_output", "instructions", "system", "memory",
+    "model_settings", "tool_choice", "toolsets", "client_tools", "hooks", "save_per_step",
+    "provider_options", "run_id", "request_context", "include_raw_chunks", "input_processors",
+    "output_processors", "max_processor_retries", "model",
+})
+MODEL_SETTINGS = frozenset({"temperature", "max_output_tokens", "top_p", "top_k", "presence_penalty",
+                            "frequency_penalty", "stop_sequences", "max_retries", "seed", "headers"})
+MEMORY_KEYS = frozenset({"resource", "thread", "options", "on_title_generated"})
+MEMORY_OPTION_KEYS = frozenset({"last_messages", "read_only", "generate_title"})
+STRUCTURED_KEYS = frozenset({"schema", "model", "error_strategy", "fallback_value", "instructions",
+                             "json_prompt_injection", "provider_options"})
+HOOK_NAMES = frozenset({"before_tool_call", "after_tool_call"})
+CALLBACKS = ("on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish", "on_finish",
+             "prepare_step")
+
+
+def _camel_to_snake(name: str) -> str:
+    out = []
+    for ch in name:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def snake_keys(data: dict) -> dict:
+    """Accept Mastra's camelCase spelling too (``maxSteps`` → ``max_steps``)."""
+    return {(_camel_to_snake(k) if isinstance(k, str) else k): v for k, v in data.items()}
+
+
+def validate_options(options: dict) -> dict:
+    """Check names and shapes of call options; return them (snake_case). Raises AgentConfigError."""
+    unknown = set(options) - OPTION_NAMES
+    if unknown:
+        raise AgentConfigError(f"options.{sorted(unknown)[0]}", "unknown option")
+    max_steps = options.get("max_steps")
+    if max_steps is not None and (not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1):
+        raise AgentConfigError("options.max_steps", "must be a positive integer")
+    for name in CALLBACKS:
+        if options.get(name) is not None and not callable(options[name]):
+            raise AgentConfigError(f"options.{name}", "must be callable")
+    stop_when = options.get("stop_when")
+    if stop_when is not None:
+        conditions = stop_when if isinstance(stop_when, (list, tuple)) else [stop_when]
+        if not all(callable(c) for c in conditions):
+            raise AgentConfigError("options.stop_when", "must be a condition or a list of conditions (callables)")
+    conc = options.get("tool_call_concurrency")
+    if conc is not None and (not isinstance(conc, int) or isinstance(conc, bool) or conc < 1):
+        raise AgentConfigError("options.tool_call_concurrency", "must be a positive integer")
+    settings = options.get("model_settings")
+    if settings is not None:
+        if not isinstance(settings, dict):
+            raise AgentConfigError("options.model_settings", "must be a dict")
+        settings = snake_keys(settings)
+        bad = set(settings) - MODEL_SETTINGS
+        if bad:
+            raise AgentConfigError(f"options.model_settings.{sorted(bad)[0]}", "unknown model setting")
+        for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
+            if settings.get(key) is not None and not isinstance(settings[key], (int, float)):
+                raise AgentConfigError(f"options.model_settings.{key}", "must be a number")
+        for key in ("max_output_tokens", "top_k", "max_retries", "seed"):
+            value = settings.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise AgentConfigError(f"options.model_settings.{key}", "must be a non-negative integer")
+        stops = settings.get("stop_sequences")
+        if stops is not None and (not isinstance(stops, list) or not all(isinstance(s, str) for s in stops)):
+            raise AgentConfigError("options.model_settings.stop_sequences", "must be a list of strings")
+        options["model_settings"] = settings
+    choice = options.get("tool_choice")
+    if choice is not None:
+        if isinstance(choice, dict):
+            choice = snake_keys(choice)
+            if choice.get("type") != "tool" or not isinstance(choice.get("tool_name"), str):
+                raise AgentConfigError("options.tool_choice", "a dict tool choice must be {'type': 'tool', 'tool_name': <name>}")
+            options["tool_choice"] = choice
+        elif choice not in ("auto", "none", "required"):
+            raise AgentConfigError("options.tool_choice", "must be 'auto', 'none', 'required' or {'type': 'tool', 'tool_name': ...}")
+    active = options.get("active_tools")
+    if active is not None and (not isinstance(active, (list, tuple)) or not all(isinstance(a, str) for a in active)):
+        raise AgentConfigError("options.active_tools", "must be a list of tool names")
+    hooks = options.get("hooks")
+    if hooks is not None:
+        validate_hooks(hooks, "options.hooks")
+        options["hooks"] = snake_keys(hooks)
+    memory = options.get("memory")
+    if memory is not None:
+        options["memory"] = validate_memory_option(memory)
+    structured = options.get("structured_output")
+    if structured is not None:
+        if not isinstance(structured, dict):
+            raise AgentConfigError("options.structured_output", "must be a dict with a 'schema'")
+        structured = snake_keys(structured)
+        bad = set(structured) - STRUCTURED_KEYS
+        if bad:
+            raise AgentConfigError(f"options.structured_output.{sorted(bad)[0]}", "unknown key")
+        if "schema" not in structured:
+            raise AgentConfigError("options.structured_output.schema", "is required")
+        strategy = structured.get("error_strategy", "strict")
+        if strategy not in ("strict", "warn", "fallback"):
+            raise AgentConfigError("options.structured_output.error_strategy", "must be 'strict', 'warn' or 'fallback'")
+        if strategy == "fallback" and "fallback_value" not in structured:
+            raise AgentConfigError("options.structured_output.fallback_value", "is required with error_strategy 'fallback'")
+        inj = structured.get("json_prompt_injection", "auto")
+        if inj not in (True, False, "system", "inline", "auto"):
+            raise AgentConfigError("options.structured_output.json_prompt_injection", "must be a bool, 'system', 'inline' or 'auto'")
+        options["structured_output"] = structured
+    rc = options.get("request_context")
+    if rc is not None and not isinstance(rc, dict):
+        raise AgentConfigError("options.request_context", "must be a dict")
+    run_id = options.get("run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        raise AgentConfigError("options.run_id", "must be a non-empty string")
+    for name in ("toolsets",):
+        value = options.get(name)
+        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values())):
+            raise AgentConfigError(f"options.{name}", "must be a dict of {toolset name: {tool name: tool}}")
+    if options.get("client_tools") is not None and not isinstance(options["client_tools"], dict):
+        raise AgentConfigError("options.client_tools", "must be a dict of {tool name: tool}")
+    po = options.get("provider_options")
+    if po is not None and not isinstance(po, dict):
+        raise AgentConfigError("options.provider_options", "must be a dict of {provider: {option: value}}")
+    return options
+
+
+def validate_hooks(hooks: Any, field: str) -> None:
+    if not isinstance(hooks, dict):
+        raise AgentConfigError(field, "must be a dict with before_tool_call / after_tool_call")
+    for name, func in snake_keys(hooks).items():
+        if name not in HOOK_NAMES:
+            raise AgentConfigError(f"{field}.{name}", "unknown hook (expected before_tool_call or after_tool_call)")
+        if func is not None and not callable(func):
+            raise AgentConfigError(f"{field}.{name}", "must be callable")
+
+
+def validate_memory_option(memory: Any) -> dict:
+    if not isinstance(memory, dict):
+        raise AgentConfigError("options.memory", "must be a dict with 'resource' and 'thread'")
+    memory = snake_keys(memory)
+    bad = set(memory) - MEMORY_KEYS
+    if bad:
+        raise AgentConfigError(f"options.memory.{sorted(bad)[0]}", "unknown key")
+    resource = memory.get("resource")
+    if not isinstance(resource, str) or not resource:
+        raise AgentConfigError("options.memory.resource", "must be a non-empty string")
+    thread = memory.get("thread")
+    if isinstance(thread, dict):
+        if not isinstance(thread.get("id"), str) or not thread["id"]:
+            raise AgentConfigError("options.memory.thread.id", "must be a non-empty string")
+        if thread.get("title") is not None and not isinstance(thread["title"], str):
+            raise AgentConfigError("options.memory.thread.title", "must be a string")
+        if thread.get("metadata") is not None and not isinstance(thread["metadata"], dict):
+            raise AgentConfigError("options.memory.thread.metadata", "must be a dict")
+    elif not isinstance(thread, str) or not thread:
+        raise AgentConfigError("options.memory.thread", "must be a thread id or {id, title, metadata}")
+    opts = memory.get("options") or {}
+    if not isinstance(opts, dict):
+        raise AgentConfigError("options.memory.options", "must be a dict")
+    opts = snake_keys(opts)
+    bad = set(opts) - MEMORY_OPTION_KEYS
+    if bad:
+        raise AgentConfigError(f"options.memory.options.{sorted(bad)[0]}", "unknown memory option")
+    lm = opts.get("last_messages")
+    if lm is not None and lm is not False and (not isinstance(lm, int) or isinstance(lm, bool) or lm < 0):
+        raise AgentConfigError("options.memory.options.last_messages", "must be a non-negative integer or False")
+    memory["options"] = opts
+    cb = memory.get("on_title_generated")
+    if cb is not None and not callable(cb):
+        raise AgentConfigError("options.memory.on_title_generated", "must be callable")
+    return memory
+
+
+def step_count_is(count: int) -> Callable:
+    """Stop condition: stop once ``count`` steps have run."""
+    def condition(ctx: dict) -> bool:
+        return len(ctx["steps"]) >= count
+    condition.__name__ = f"step_count_is({count})"
+    return condition
+
+
+def has_tool_call(tool_name: str) -> Callable:
+    """Stop condition: stop after a step in which the model called ``tool_name``."""
+    def condition(ctx: dict) -> bool:
+        steps = ctx["steps"]
+        return bool(steps) and any(c["payload"]["toolName"] == tool_name for c in steps[-1].tool_calls)
+    condition.__name__ = f"has_tool_call({tool_name!r})"
+    return condition

@@ -1,0 +1,163 @@
+"""``local/echo``: an offline, deterministic model.
+
+It streams back a readable account of the prompt it received: one line per input it has not
+answered yet (user messages and signal XML verbatim, tool results as JSON). It calls tools on request:
+a user input line of the form ``/tool <name> <json args>`` makes it call ``<name>``; several such
+lines are called one per step, in order, and once every requested call has a result it answers in
+text. With a JSON response format it answers with a JSON value shaped by the schema.
+
+Config dict options: ``{"id": "local/echo", "delay_ms": 0, "chunk_size": 0}`` — ``delay_ms`` sleeps
+before each delta (for tests of live runs), ``chunk_size`` splits lines into deltas of that many
+characters (0: one delta per line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, AsyncIterator
+
+from .base import ModelRequest, usage
+
+_TOOL_LINE = re.compile(r"^\s*/tool\s+([A-Za-z0-9_.:-]+)\s*(.*)$")
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for part in content or []:
+        kind = part.get("type")
+        if kind == "text":
+            pieces.append(part["text"])
+        elif kind in ("image", "file"):
+            pieces.append(f"[{kind} {part.get('mimeType', 'unknown')}]")
+    return "\n".join(pieces)
+
+
+def _tool_calls(message: dict) -> list[dict]:
+    content = message.get("content")
+    return [p for p in content if p.get("type") == "tool-call"] if isinstance(content, list) else []
+
+
+def example_for(schema: dict) -> Any:
+    """A small value that satisfies common JSON Schemas (used for structured output offline)."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema and schema[key]:
+            return example_for(schema[key][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        return {name: example_for(sub) for name, sub in props.items()}
+    if kind == "array":
+        return [example_for(schema["items"])] * schema.get("minItems", 0) if "items" in schema else []
+    if kind == "string":
+        return "echo"
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
+
+
+class EchoModel:
+    provider = "local"
+
+    def __init__(self, model_id: str = "echo", *, delay_ms: float = 0, chunk_size: int = 0):
+        self.model_id = model_id
+        self.delay = delay_ms / 1000.0
+        self.chunk_size = chunk_size
+
+    def _plan(self, request: ModelRequest) -> tuple[list[tuple[str, str]], list[str]]:
+        """Tool calls still to make in this turn, and the lines of the reply.
+
+        A turn starts after the last final answer (an assistant message without tool calls).
+        """
+        messages = request.messages
+        last_final = last_assistant = -1
+        for i, m in enumerate(messages):
+            if m["role"] == "assistant":
+                last_assistant = i
+                if not _tool_calls(m):
+                    last_final = i
+        turn = messages[last_final + 1:]
+        requested: list[tuple[str, str]] = []
+        for m in turn:
+            if m["role"] == "user":
+                for line in _content_text(m["content"]).splitlines():
+                    match = _TOOL_LINE.match(line)
+                    if match:
+                        requested.append((match.group(1), match.group(2).strip() or "{}"))
+        made = sum(len(_tool_calls(m)) for m in turn if m["role"] == "assistant")
+        pending = requested[made:] if request.tool_choice != "none" else []
+        lines: list[str] = []
+        for m in messages[last_assistant + 1:]:
+            if m["role"] == "user":
+                lines.extend(_content_text(m["content"]).splitlines() or [""])
+            elif m["role"] == "tool":
+                for p in m["content"]:
+                    verb = "failed" if p.get("isError") else "returned"
+                    lines.append(f"tool {p['toolName']} {verb} {json.dumps(p.get('result'), sort_keys=True, default=str)}")
+        return pending, lines
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[dict]:
+        pending, lines = self._plan(request)
+        prompt_words = sum(len(_content_text(m["content"]).split()) for m in request.messages)
+        yield {"type": "response-metadata", "id": "echo-response", "model_id": self.model_id,
+               "timestamp": None, "headers": {}}
+        if pending:
+            name, raw = pending[0]
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            yield {"type": "tool-call", "tool_call_id": f"echo_call_{len(request.messages)}",
+                   "tool_name": name, "args_text": raw}
+            yield {"type": "finish", "finish_reason": "tool-calls", "usage": usage(prompt_words, 1)}
+            return
+        if request.response_format and request.response_format.get("type") == "json":
+            text = json.dumps(example_for(request.response_format.get("schema") or {}))
+            deltas = [text]
+        else:
+            body = lines or ["(nothing new)"]
+            text_lines = ["echo: " + line if line else "echo:" for line in body]
+            deltas = [line + ("\n" if i < len(text_lines) - 1 else "") for i, line in enumerate(text_lines)]
+            if self.chunk_size > 0:
+                deltas = [d[i:i + self.chunk_size] for d in deltas for i in range(0, len(d), self.chunk_size)]
+        stops = request.settings.get("stop_sequences") or []
+        max_tokens = request.settings.get("max_output_tokens")
+        finish = "stop"
+        out_words = 0
+        emitted = ""
+        for delta in deltas:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if stops:
+                combined = emitted + delta
+                hits = [combined.find(s) for s in stops if s in combined]
+                if hits:
+                    delta = combined[:min(hits)][len(emitted):]
+                    if delta:
+                        yield {"type": "text-delta", "text": delta}
+                    break
+            words = len(delta.split())
+            if max_tokens is not None and out_words + words > max_tokens:
+                keep = delta.split()[: max(0, max_tokens - out_words)]
+                if keep:
+                    yield {"type": "text-delta", "text": " ".join(keep)}
+                out_words = max_tokens
+                finish = "length"
+                break
+            out_words += words
+            emitted += delta
+            yield {"type": "text-delta", "text": delta}
+        yield {"type": "finish", "finish_reason": finish, "usage": usage(prompt_words, out_words)}

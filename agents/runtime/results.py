@@ -1,0 +1,132 @@
+"""Result objects of a run: usage, step results and the full output of ``generate()``.
+
+Attributes are snake_case for Python; ``to_dict()`` gives Mastra's camelCase JSON for the wire.
+Tool calls and tool results stay in Mastra's chunk form (``{"type", "runId", "from", "payload"}``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_CAMEL = {"input_tokens": "inputTokens", "output_tokens": "outputTokens", "total_tokens": "totalTokens",
+          "reasoning_tokens": "reasoningTokens", "cached_input_tokens": "cachedInputTokens"}
+
+
+class Usage(dict):
+    """Token usage: a dict with attribute access (``usage.input_tokens``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            if name in _CAMEL:
+                return None
+            raise AttributeError(name) from None
+
+    def add(self, other: dict | None) -> None:
+        for key, value in (other or {}).items():
+            if isinstance(value, (int, float)) and value is not None:
+                self[key] = self.get(key, 0) + value
+
+    def camel(self) -> dict:
+        return {_CAMEL.get(k, k): v for k, v in self.items()}
+
+    @classmethod
+    def zero(cls) -> "Usage":
+        return cls(input_tokens=0, output_tokens=0, total_tokens=0)
+
+
+@dataclass
+class StepResult:
+    step_number: int
+    text: str = ""
+    reasoning: list = field(default_factory=list)
+    reasoning_text: str = ""
+    tool_calls: list = field(default_factory=list)
+    tool_results: list = field(default_factory=list)
+    finish_reason: str = "other"
+    usage: Usage = field(default_factory=Usage.zero)
+    request: dict = field(default_factory=dict)
+    response: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    provider_metadata: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    is_continued: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "stepNumber": self.step_number, "text": self.text, "reasoning": self.reasoning,
+            "reasoningText": self.reasoning_text, "toolCalls": self.tool_calls, "toolResults": self.tool_results,
+            "finishReason": self.finish_reason, "usage": self.usage.camel(), "request": self.request,
+            "response": self.response, "warnings": self.warnings, "providerMetadata": self.provider_metadata,
+            "sources": self.sources, "files": self.files, "isContinued": self.is_continued,
+        }
+
+    def to_state(self) -> dict:
+        """JSON-safe state for storing a suspended run."""
+        data = dict(self.__dict__)
+        data["usage"] = dict(self.usage)
+        return data
+
+    @classmethod
+    def from_state(cls, data: dict) -> "StepResult":
+        data = dict(data)
+        data["usage"] = Usage(data.get("usage") or {})
+        return cls(**data)
+
+
+@dataclass
+class GenerateResult:
+    """Everything ``generate()`` returns (the seed's "Valeurs renvoyées")."""
+
+    run_id: str
+    text: str = ""
+    object: Any = None
+    tool_calls: list = field(default_factory=list)
+    tool_results: list = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage.zero)
+    total_usage: Usage = field(default_factory=Usage.zero)
+    steps: list[StepResult] = field(default_factory=list)
+    finish_reason: str = "other"
+    response: dict = field(default_factory=dict)
+    request: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    provider_metadata: dict = field(default_factory=dict)
+    reasoning: list = field(default_factory=list)
+    reasoning_text: str = ""
+    sources: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    suspend_payload: dict | None = None
+    messages: list = field(default_factory=list)
+    remembered_messages: list = field(default_factory=list)
+    error: Exception | None = None
+    tripwire: dict | None = None
+    trace_id: str | None = None
+    span_id: str | None = None
+
+    def to_dict(self) -> dict:
+        """Mastra's camelCase JSON form (what the HTTP API answers)."""
+        error = None
+        if self.error is not None:
+            error = {"message": str(self.error), "code": getattr(self.error, "code", "error")}
+        return {
+            "runId": self.run_id, "text": self.text, "object": self.object, "toolCalls": self.tool_calls,
+            "toolResults": self.tool_results, "usage": self.usage.camel(), "totalUsage": self.total_usage.camel(),
+            "steps": [s.to_dict() for s in self.steps], "finishReason": self.finish_reason,
+            "response": self.response, "request": self.request, "warnings": self.warnings,
+            "providerMetadata": self.provider_metadata, "reasoning": self.reasoning,
+            "reasoningText": self.reasoning_text, "sources": self.sources, "files": self.files,
+            "suspendPayload": _camel_suspend(self.suspend_payload), "messages": self.messages,
+            "rememberedMessages": self.remembered_messages, "error": error, "tripwire": self.tripwire,
+            "traceId": self.trace_id, "spanId": self.span_id,
+        }
+
+
+def _camel_suspend(payload: dict | None) -> dict | None:
+    if payload is None:
+        return None
+    return {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}

@@ -1,0 +1,249 @@
+"""Agent signals: validation, normalisation and the XML the model sees (DESIGN §4).
+
+A *signal* is the dict every thread input becomes::
+
+    {"id", "type", "tagName", "contents", "attributes", "metadata", "providerOptions",
+     "createdAt", "acceptedAt"}
+
+``type`` is one of ``user``, ``state``, ``reactive``, ``notification``; the legacy ``user-message``
+and ``system-reminder`` are normalised. :func:`render_signal` turns a signal into the model message
+(role ``user``) the next model step receives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from .errors import SignalError
+from .messages import new_id, now_iso
+
+SIGNAL_TYPES = ("user", "state", "reactive", "notification")
+LEGACY_TYPES = {"user-message": ("user", "user"), "system-reminder": ("reactive", "system-reminder")}
+DEFAULT_TAGS = {"user": "user", "state": "state", "notification": "notification", "reactive": "system-reminder"}
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+MAX_CONTENTS_BYTES = 1024 * 1024
+
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+
+
+def escape_text(value: str) -> str:
+    return value.translate(_TEXT_ESCAPES)
+
+
+def escape_attribute(value: str) -> str:
+    return value.translate(_ATTR_ESCAPES)
+
+
+def attribute_text(value: Any) -> str:
+    """Stringify an attribute value as JavaScript would (``true``, ``1`` for ``1.0``)."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def check_name(name: Any, what: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        code = "invalid_tag_name" if what == "tag" else "invalid_attribute_name"
+        raise SignalError(f"invalid {what} name {name!r}: must match {NAME_RE.pattern}", code=code)
+    return name
+
+
+def check_attributes(attributes: Any, where: str = "attributes") -> dict:
+    if attributes is None:
+        return {}
+    if not isinstance(attributes, dict):
+        raise SignalError(f"{where} must be a dict", code="invalid_attributes")
+    for name, value in attributes.items():
+        check_name(name, "attribute")
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise SignalError(f"{where}.{name}: values must be str, number, bool or None, not {type(value).__name__}",
+                              code="invalid_attribute_value")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SignalError(f"{where}.{name}: numbers must be finite", code="invalid_attribute_value")
+    return dict(attributes)
+
+
+def _contents_size(contents: Any) -> int:
+    if isinstance(contents, str):
+        return len(contents.encode())
+    return len(json.dumps(contents, default=str).encode())
+
+
+def check_contents(contents: Any) -> Any:
+    if contents is None:
+        return ""
+    if isinstance(contents, str):
+        pass
+    elif isinstance(contents, list):
+        for part in contents:
+            if isinstance(part, str):
+                continue
+            if not isinstance(part, dict) or part.get("type") not in ("text", "image", "file"):
+                raise SignalError("contents parts must be strings or {'type': 'text'|'image'|'file', ...} dicts",
+                                  code="invalid_contents")
+            if part["type"] == "text" and not isinstance(part.get("text"), str):
+                raise SignalError("a text part needs a string 'text'", code="invalid_contents")
+        contents = [{"type": "text", "text": p} if isinstance(p, str) else p for p in contents]
+    else:
+        raise SignalError("contents must be a string or a list of parts", code="invalid_contents")
+    if _contents_size(contents) > MAX_CONTENTS_BYTES:
+        raise SignalError("contents are larger than 1 MiB", code="contents_too_large")
+    return contents
+
+
+def _snake(data: dict) -> dict:
+    aliases = {"tagName": "tag_name", "providerOptions": "provider_options", "cacheKey": "cache_key"}
+    return {aliases.get(k, k): v for k, v in data.items()}
+
+
+def create_signal(signal: dict, *, extra_attributes: dict | None = None) -> dict:
+    """Validate and normalise a ``send_signal`` payload; merge branch attributes over its own."""
+    if not isinstance(signal, dict):
+        raise SignalError("a signal must be a dict with 'type' and 'contents'", code="invalid_signal")
+    signal = _snake(signal)
+    kind = signal.get("type")
+    tag = signal.get("tag_name")
+    if kind in LEGACY_TYPES:
+        kind, legacy_tag = LEGACY_TYPES[kind]
+        tag = tag or legacy_tag
+    if kind not in SIGNAL_TYPES:
+        raise SignalError(f"unknown signal type {kind!r}: use one of {', '.join(SIGNAL_TYPES)} "
+                          "(and tag_name for a custom tag)", code="invalid_signal_type")
+    tag = check_name(tag or DEFAULT_TAGS[kind], "tag")
+    attributes = check_attributes(signal.get("attributes"))
+    if extra_attributes:
+        attributes.update(check_attributes(extra_attributes, "branch attributes"))
+    metadata = signal.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise SignalError("metadata must be a dict", code="invalid_metadata")
+    po = signal.get("provider_options")
+    if po is not None and not isinstance(po, dict):
+        raise SignalError("provider_options must be a dict", code="invalid_provider_options")
+    out = {"id": signal.get("id") or new_id(), "type": kind, "tagName": tag,
+           "contents": check_contents(signal.get("contents")), "attributes": attributes,
+           "metadata": dict(metadata or {}), "createdAt": signal.get("createdAt") or now_iso()}
+    if po:
+        out["providerOptions"] = po
+    return out
+
+
+def message_to_signal(message: Any, *, extra_attributes: dict | None = None) -> dict:
+    """A ``send_message`` input (str, parts or ``{contents, attributes, metadata, provider_options}``)
+    as a ``user`` signal."""
+    if isinstance(message, (str, list)):
+        return create_signal({"type": "user", "contents": message}, extra_attributes=extra_attributes)
+    if isinstance(message, dict):
+        message = _snake(message)
+        unknown = set(message) - {"contents", "attributes", "metadata", "provider_options", "id"}
+        if unknown:
+            raise SignalError(f"unknown message key {sorted(unknown)[0]!r}", code="invalid_message")
+        if "contents" not in message:
+            raise SignalError("a message dict needs 'contents'", code="invalid_message")
+        return create_signal({"type": "user", **message}, extra_attributes=extra_attributes)
+    raise SignalError("a message must be a string, a list of parts or a dict with 'contents'", code="invalid_message")
+
+
+def render_tag(tag: str, attributes: dict, text: str) -> str:
+    attrs = "".join(f' {name}="{escape_attribute(attribute_text(value))}"'
+                    for name, value in attributes.items() if value is not None)
+    if text == "":
+        return f"<{tag}{attrs} />"
+    return f"<{tag}{attrs}>{escape_text(text)}</{tag}>"
+
+
+def render_signal(signal: dict) -> dict:
+    """The model message for a signal: XML text (plain text for a user signal without attributes)."""
+    attributes = {k: v for k, v in signal.get("attributes", {}).items() if v is not None}
+    contents = signal["contents"]
+    plain = signal["type"] == "user" and not attributes
+    if isinstance(contents, str):
+        content: Any = contents if plain else render_tag(signal["tagName"], attributes, contents)
+    else:
+        texts = [p["text"] for p in contents if p["type"] == "text"]
+        others = [p for p in contents if p["type"] != "text"]
+        joined = "\n".join(texts)
+        if not others:
+            content = joined if plain else render_tag(signal["tagName"], attributes, joined)
+        else:
+            # multimodal: the first text part is wrapped, every other part is kept as it is
+            content, wrapped = [], False
+            for part in contents:
+                if part["type"] == "text" and not wrapped:
+                    wrapped = True
+                    content.append({"type": "text", "text": part["text"] if plain else
+                                    render_tag(signal["tagName"], attributes, part["text"])})
+                else:
+                    content.append(part)
+    message = {"id": signal["id"], "role": "user", "content": content, "createdAt": signal["createdAt"],
+               "type": "signal", "metadata": {"signal": signal_summary(signal)}}
+    if signal.get("providerOptions"):
+        message["providerOptions"] = signal["providerOptions"]
+    return message
+
+
+def signal_summary(signal: dict) -> dict:
+    """What is stored with the message and echoed to subscribers."""
+    data = {"id": signal["id"], "type": signal["type"], "tagName": signal["tagName"],
+            "contents": signal["contents"], "createdAt": signal["createdAt"],
+            "acceptedAt": signal.get("acceptedAt")}
+    if signal.get("attributes"):
+        data["attributes"] = signal["attributes"]
+    if signal.get("metadata"):
+        data["metadata"] = signal["metadata"]
+    return data
+
+
+def echo_chunk(signal: dict, run_id: str | None) -> dict:
+    """The transient echo subscribers see when an input is accepted (DESIGN §5)."""
+    kind = "data-user-message" if signal["type"] == "user" else "data-signal"
+    return {"type": kind, "runId": run_id, "from": "AGENT", "data": signal_summary(signal), "transient": True}
+
+
+STATE_MODES = ("snapshot", "delta")
+
+
+def state_to_signal(state: dict) -> tuple[dict, dict]:
+    """A ``send_state_signal`` payload as a ``state`` signal plus its dedupe key ``{id, cache_key, mode}``.
+
+    The model sees ``<state id="browser" mode="snapshot">contents</state>`` (custom attributes after
+    ``id`` and ``mode``); ``value`` / ``delta`` are kept in the signal's metadata for processors.
+    """
+    if not isinstance(state, dict):
+        raise SignalError("a state signal must be a dict", code="invalid_state_signal")
+    state = _snake(state)
+    unknown = set(state) - {"id", "cache_key", "mode", "contents", "value", "delta", "attributes", "metadata",
+                            "tag_name", "provider_options"}
+    if unknown:
+        raise SignalError(f"unknown state signal key {sorted(unknown)[0]!r}", code="invalid_state_signal")
+    state_id, cache_key = state.get("id"), state.get("cache_key")
+    if not isinstance(state_id, str) or not state_id:
+        raise SignalError("a state signal needs a string 'id' (the state channel)", code="invalid_state_signal")
+    if not isinstance(cache_key, str) or not cache_key:
+        raise SignalError("a state signal needs a string 'cache_key'", code="invalid_state_signal")
+    mode = state.get("mode") or "snapshot"
+    if mode not in STATE_MODES:
+        raise SignalError("mode must be 'snapshot' or 'delta'", code="invalid_state_signal")
+    metadata = state.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise SignalError("metadata must be a dict", code="invalid_metadata")
+    try:
+        json.dumps([state.get("value"), state.get("delta")])
+    except (TypeError, ValueError):
+        raise SignalError("value and delta must be JSON-serialisable", code="invalid_state_signal") from None
+    own = check_attributes(state.get("attributes"))
+    signal = create_signal({
+        "type": "state", "tag_name": state.get("tag_name") or "state", "contents": state.get("contents"),
+        "attributes": {"id": state_id, "mode": mode, **own},
+        "metadata": {**metadata, "state": {"id": state_id, "cacheKey": cache_key, "mode": mode,
+                                           "value": state.get("value"), "delta": state.get("delta")}},
+        "provider_options": state.get("provider_options"),
+    })
+    return signal, {"id": state_id, "cache_key": cache_key, "mode": mode}

@@ -1,0 +1,167 @@
+"""Storage protocols of the runtime and their in-memory implementation.
+
+The runtime never touches a database itself. It talks to two small protocols:
+
+- :class:`MemoryStore` — threads and their messages (used by ``Memory``).
+- :class:`RunStore` — run records and suspended runs waiting on a tool approval.
+
+``agents.store`` implements both on the Django ORM; :class:`InMemoryStore` implements them in a
+dict for a process without Django (and for the runtime's own tests). The process-wide run store is
+set once at start-up with :func:`set_run_store` (the Django app does it in ``AppConfig.ready``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from .errors import MastraError, ToolApprovalError
+
+
+class ThreadOwnershipError(MastraError):
+    code = "thread_resource_mismatch"
+
+
+def approval_hash(tool_name: str, args: Any) -> str:
+    """Binds an approval to the exact call (invariant 5): sha256 of tool name and canonical args."""
+    raw = json.dumps([tool_name, args], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class MemoryStore(Protocol):
+    async def prepare_thread(self, *, resource_id: str, thread_id: str, title: str | None,
+                             metadata: dict | None, last_messages: int | None,
+                             read_only: bool) -> tuple[dict | None, list[dict]]:
+        """Create or update the thread (not when read_only) and return (thread, last messages)."""
+
+    async def save_messages(self, *, resource_id: str, thread_id: str, messages: list[dict]) -> None: ...
+
+    async def set_thread_title(self, *, resource_id: str, thread_id: str, title: str) -> None: ...
+
+    async def get_thread(self, *, resource_id: str, thread_id: str) -> dict | None: ...
+
+    async def list_messages(self, *, resource_id: str, thread_id: str) -> list[dict]: ...
+
+
+class RunStore(Protocol):
+    async def record_run(self, run: dict) -> None:
+        """Insert or update the run record ``run`` (keys: id, agent_id, resource_id, thread_id,
+        status, finish_reason, usage, error, started_at, finished_at)."""
+
+    async def save_suspended(self, *, run_id: str, agent_id: str, tool_call_id: str, tool_name: str,
+                             args: Any, state: dict) -> None: ...
+
+    async def claim_suspended(self, *, run_id: str, tool_call_id: str, decision: str) -> dict:
+        """Atomically take the suspended run waiting on ``tool_call_id`` and return its state.
+
+        Raises ToolApprovalError when no run is suspended under ``run_id``, when it waits on
+        another tool call, or when another process already claimed it.
+        """
+
+    async def pending_approvals(self, *, run_id: str | None = None) -> list[dict]: ...
+
+
+class InMemoryStore:
+    """Both protocols in plain dicts (single process; lost on exit)."""
+
+    def __init__(self) -> None:
+        self.threads: dict[str, dict] = {}
+        self.messages: dict[str, list[dict]] = {}
+        self.runs: dict[str, dict] = {}
+        self.suspended: dict[str, dict] = {}
+
+    # MemoryStore -----------------------------------------------------------------------------
+    def _check_owner(self, thread: dict | None, resource_id: str) -> None:
+        if thread is not None and thread["resourceId"] != resource_id:
+            raise ThreadOwnershipError(f"thread {thread['id']!r} belongs to another resource")
+
+    async def prepare_thread(self, *, resource_id, thread_id, title, metadata, last_messages, read_only):
+        thread = self.threads.get(thread_id)
+        self._check_owner(thread, resource_id)
+        now = datetime.now(timezone.utc).isoformat()
+        if not read_only:
+            if thread is None:
+                thread = {"id": thread_id, "resourceId": resource_id, "title": title or "",
+                          "metadata": dict(metadata or {}), "createdAt": now, "updatedAt": now}
+                self.threads[thread_id] = thread
+            else:
+                if title is not None:
+                    thread["title"] = title
+                if metadata is not None:
+                    thread["metadata"] = {**thread["metadata"], **metadata}
+                thread["updatedAt"] = now
+        history = self.messages.get(thread_id, [])
+        if last_messages is not None and last_messages is not False:
+            history = history[-last_messages:] if last_messages else []
+        return (copy.deepcopy(thread) if thread else None), copy.deepcopy(history)
+
+    async def save_messages(self, *, resource_id, thread_id, messages):
+        self._check_owner(self.threads.get(thread_id), resource_id)
+        if thread_id not in self.threads:
+            now = datetime.now(timezone.utc).isoformat()
+            self.threads[thread_id] = {"id": thread_id, "resourceId": resource_id, "title": "",
+                                       "metadata": {}, "createdAt": now, "updatedAt": now}
+        self.messages.setdefault(thread_id, []).extend(copy.deepcopy(messages))
+
+    async def set_thread_title(self, *, resource_id, thread_id, title):
+        thread = self.threads.get(thread_id)
+        self._check_owner(thread, resource_id)
+        if thread is not None:
+            thread["title"] = title
+
+    async def get_thread(self, *, resource_id, thread_id):
+        thread = self.threads.get(thread_id)
+        if thread is None or thread["resourceId"] != resource_id:
+            return None
+        return copy.deepcopy(thread)
+
+    async def list_messages(self, *, resource_id, thread_id):
+        if await self.get_thread(resource_id=resource_id, thread_id=thread_id) is None:
+            return []
+        return copy.deepcopy(self.messages.get(thread_id, []))
+
+    # RunStore --------------------------------------------------------------------------------
+    async def record_run(self, run):
+        self.runs[run["id"]] = {**self.runs.get(run["id"], {}), **copy.deepcopy(run)}
+
+    async def save_suspended(self, *, run_id, agent_id, tool_call_id, tool_name, args, state):
+        self.suspended[run_id] = {"run_id": run_id, "agent_id": agent_id, "tool_call_id": tool_call_id,
+                                  "tool_name": tool_name, "args": copy.deepcopy(args),
+                                  "hash": approval_hash(tool_name, args), "state": copy.deepcopy(state),
+                                  "status": "pending"}
+
+    async def claim_suspended(self, *, run_id, tool_call_id, decision):
+        entry = self.suspended.get(run_id)
+        if entry is None or entry["status"] != "pending":
+            raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
+        if entry["tool_call_id"] != tool_call_id:
+            raise ToolApprovalError(
+                f"run {run_id!r} waits on tool call {entry['tool_call_id']!r}, not {tool_call_id!r}",
+                code="approval_stale")
+        if entry["hash"] != approval_hash(entry["tool_name"], entry["args"]):
+            raise ToolApprovalError("the pending tool call changed since it was requested", code="approval_mismatch")
+        entry["status"] = decision
+        return copy.deepcopy(entry["state"])
+
+    async def pending_approvals(self, *, run_id=None):
+        return [copy.deepcopy({k: v for k, v in e.items() if k != "state"}) for e in self.suspended.values()
+                if e["status"] == "pending" and (run_id is None or e["run_id"] == run_id)]
+
+
+_run_store: Any = None
+
+
+def set_run_store(store: Any) -> None:
+    """Set the process-wide run store (records, suspended runs)."""
+    global _run_store
+    _run_store = store
+
+
+def get_run_store() -> Any:
+    global _run_store
+    if _run_store is None:
+        _run_store = InMemoryStore()
+    return _run_store

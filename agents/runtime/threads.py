@@ -1,0 +1,636 @@
+"""The thread runtime: subscriptions, thread inputs (messages and signals), leases and delivery.
+
+One :class:`ThreadRuntime` per process serves every agent. It decides nothing about storage: the
+decision for an input (wake / deliver / queue / persist / discard / blocked), the lease and the
+event log live behind a :class:`ThreadStore` (``agents.coordination.DjangoThreadStore`` on the
+database), and other processes are reached through a :class:`PubSub` (the Channels layer). The
+database is the source of truth; pub/sub only carries chunks and wake-ups between processes.
+
+Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
+input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
+for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
+(``store.drain``) → every chunk gets the thread's next ``seq``, goes to local subscribers at once,
+to the event log in small batches, then to other processes → at the end of a run ``store.finish``
+either releases the lease or transfers it to the next run for inputs that are still waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import socket
+import uuid
+import weakref
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Protocol
+
+from .abort import AbortController
+from .errors import AgentConfigError, SignalError
+from .messages import new_id, now_iso
+from .signal import check_attributes, create_signal, echo_chunk, message_to_signal, render_signal
+
+logger = logging.getLogger(__name__)
+
+IF_ACTIVE = ("deliver", "persist", "discard")
+IF_IDLE = ("wake", "persist", "discard")
+#: chunks after which buffered events are written at once (the rest waits for a short timer)
+FLUSH_NOW = frozenset({"step-finish", "finish", "abort", "error", "tool-call-approval", "tripwire"})
+FLUSH_DELAY_S = 0.02
+FLUSH_MAX = 64
+
+
+def thread_key(resource_id: str, thread_id: str) -> str:
+    return f"{resource_id}\x1f{thread_id}"
+
+
+def group_name(key: str) -> str:
+    """A channel-layer group name for a thread (ASCII, short, stable)."""
+    return "mastra.thread." + hashlib.sha1(key.encode()).hexdigest()
+
+
+class ThreadStore(Protocol):
+    """What the thread runtime needs from storage. Every method is one transaction.
+
+    ``accept(...)`` → ``{"action", "run_id", "token", "last_seq", "signal", "events"}``;
+    ``drain(key, run_id, token)`` → pending input signals for the run, marked consumed;
+    ``finish(...)`` → the next run ``{"run_id", "token", "signals", "stream_options"}`` or None;
+    ``renew(...)`` → ``{"ok", "abort"}``; ``append_events``; ``read_events``; ``thread_state``;
+    ``request_abort``; ``suspend``; ``resume``; ``recover``; ``list_queued``; ``cancel_queued``.
+    """
+
+
+class PubSub(Protocol):
+    async def publish(self, key: str, message: dict) -> None: ...
+
+    async def subscribe(self, key: str, callback: Callable[[dict], None]) -> Callable[[], Any]: ...
+
+
+@dataclass
+class SendResult:
+    """What ``send_message`` / ``queue_message`` / ``send_signal`` / ``send_state_signal`` return."""
+
+    action: str | None
+    signal: dict | None = None
+    run_id: str | None = None
+    output: Any = None
+    skipped: bool = False
+    reason: str | None = None
+    accepted: bool = True
+
+    def to_dict(self) -> dict:
+        data = {"accepted": self.accepted, "action": self.action, "runId": self.run_id, "signal": self.signal}
+        if self.skipped:
+            data.update({"skipped": True, "reason": self.reason})
+        return data
+
+
+class ThreadSubscription:
+    """``stream`` yields every chunk of the thread (each with ``seq``) until ``unsubscribe()``."""
+
+    def __init__(self, runtime: "ThreadRuntime", agent: Any, key: str, resource_id: str, thread_id: str):
+        self._runtime = runtime
+        self._agent = agent
+        self.key = key
+        self.resource_id = resource_id
+        self.thread_id = thread_id
+        self._buffer: list[dict] = []
+        self._waiter: asyncio.Future | None = None
+        self._closed = False
+        self.last_seq = 0
+        self._active_run_id: str | None = None
+
+    def _push(self, chunk: dict) -> None:
+        seq = chunk.get("seq", 0)
+        if self._closed or seq <= self.last_seq:
+            return
+        self.last_seq = seq
+        self._track(chunk)
+        self._buffer.append(chunk)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _track(self, chunk: dict) -> None:
+        kind = chunk.get("type")
+        if kind == "start":
+            self._active_run_id = chunk.get("runId")
+        elif kind == "abort" or (kind == "finish" and chunk["payload"]["stepResult"]["reason"]
+                                 not in ("tool-calls", "suspended")):
+            if self._active_run_id == chunk.get("runId"):
+                self._active_run_id = None
+
+    @property
+    def stream(self) -> AsyncIterator[dict]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[dict]:
+        while True:
+            while self._buffer:
+                yield self._buffer.pop(0)
+            if self._closed:
+                return
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+
+    def active_run_id(self) -> str | None:
+        return self._active_run_id
+
+    async def abort(self) -> bool:
+        return await self._runtime.abort(self.key)
+
+    def unsubscribe(self) -> None:
+        """Stop receiving chunks; never aborts the active run."""
+        if self._closed:
+            return
+        self._closed = True
+        self._runtime._drop(self)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+
+class _ActiveRun:
+    """A run this process executes for a thread, with its lease and its event batching."""
+
+    def __init__(self, runtime: "ThreadRuntime", key: str, agent: Any, run_id: str, token: int, last_seq: int,
+                 resource_id: str, thread_id: str):
+        self.runtime = runtime
+        self.key = key
+        self.agent = agent
+        self.run_id = run_id
+        self.token = token
+        self.seq = last_seq
+        self.resource_id = resource_id
+        self.thread_id = thread_id
+        self.controller = AbortController()
+        self.chunks: list[dict] = []  # every chunk of the current run (late subscribers replay it)
+        self.pending: list[dict] = []  # not yet in the event log
+        self.flush_handle: asyncio.TimerHandle | None = None
+        self.flushing: asyncio.Task | None = None
+        self.lost = False
+        self.initial_echoes: list[dict] = []
+        self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
+
+
+class ThreadRuntime:
+    """Per-process coordinator of thread runs (see the module docstring)."""
+
+    def __init__(self, store: Any, pubsub: Any, *, lease_ttl_ms: int = 15_000):
+        self.store = store
+        self.pubsub = pubsub
+        self.lease_ttl_ms = lease_ttl_ms
+        self.process_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.subscribers: dict[str, set[ThreadSubscription]] = {}
+        self.active: dict[str, _ActiveRun] = {}
+        self._pubsub_unsubs: dict[str, Callable] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._recover_task: asyncio.Task | None = None
+
+    # -- subscriptions ------------------------------------------------------------------------
+    async def subscribe(self, agent: Any, resource_id: str, thread_id: str, after_seq: int | None = None) -> ThreadSubscription:
+        key = thread_key(resource_id, thread_id)
+        sub = ThreadSubscription(self, agent, key, resource_id, thread_id)
+        self.subscribers.setdefault(key, set()).add(sub)
+        await self._listen(key)
+        if after_seq is not None:
+            sub.last_seq = after_seq
+            backlog = await self.store.read_events(key=key, after_seq=after_seq)
+            for chunk in backlog:
+                sub._push(chunk)
+        local = self.active.get(key)
+        if local is not None:
+            for chunk in (local.chunks if after_seq is None else [c for c in local.chunks if c["seq"] > sub.last_seq]):
+                sub._push(chunk)
+        elif after_seq is None:
+            state = await self.store.thread_state(key=key)
+            if state and state.get("active_run_id"):
+                sub._active_run_id = state["active_run_id"]
+                for chunk in await self.store.read_events(key=key, run_id=state["active_run_id"]):
+                    sub._push(chunk)
+                if sub.last_seq == 0:
+                    sub.last_seq = state.get("last_seq", 0)
+            elif state:
+                sub.last_seq = state.get("last_seq", 0)
+        self.ensure_recovery_loop()
+        return sub
+
+    def _drop(self, sub: ThreadSubscription) -> None:
+        subs = self.subscribers.get(sub.key)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                self.subscribers.pop(sub.key, None)
+                if sub.key not in self.active:
+                    self._unlisten(sub.key)
+
+    async def _listen(self, key: str) -> None:
+        if key in self._pubsub_unsubs or self.pubsub is None:
+            return
+        self._pubsub_unsubs[key] = await self.pubsub.subscribe(key, lambda message, key=key: self._on_remote(key, message))
+
+    def _unlisten(self, key: str) -> None:
+        unsub = self._pubsub_unsubs.pop(key, None)
+        if unsub is not None:
+            result = unsub()
+            if asyncio.iscoroutine(result):
+                self._spawn(result)
+
+    def _on_remote(self, key: str, message: dict) -> None:
+        if message.get("origin") == self.process_id:
+            return
+        kind = message.get("kind")
+        if kind == "chunks":
+            chunks = message["chunks"]
+            for sub in list(self.subscribers.get(key, ())):
+                if chunks and chunks[0]["seq"] > sub.last_seq + 1:
+                    self._spawn(self._fill_gap(sub, chunks))
+                else:
+                    for chunk in chunks:
+                        sub._push(chunk)
+        elif kind == "abort":
+            run = self.active.get(key)
+            if run is not None and (message.get("run_id") in (None, run.run_id)):
+                run.controller.abort("aborted")
+
+    async def _fill_gap(self, sub: ThreadSubscription, chunks: list[dict]) -> None:
+        for chunk in await self.store.read_events(key=sub.key, after_seq=sub.last_seq):
+            sub._push(chunk)
+        for chunk in chunks:
+            sub._push(chunk)
+
+    # -- inputs -------------------------------------------------------------------------------
+    async def send(self, agent: Any, *, signal: dict, mode: str, resource_id: str | None, thread_id: str | None,
+                   run_id: str | None, if_active: dict | None, if_idle: dict | None,
+                   state: dict | None = None) -> SendResult:
+        """Accept one input (store it durably, decide) and act on the decision."""
+        if_active = _branch(if_active, IF_ACTIVE, "if_active")
+        if_idle = _branch(if_idle, IF_IDLE, "if_idle")
+        if run_id is not None and not isinstance(run_id, str):
+            raise SignalError("run_id must be a string", code="invalid_target")
+        if (resource_id is None) != (thread_id is None):
+            raise SignalError("resource_id and thread_id go together", code="missing_target")
+        if resource_id is None and run_id is None:
+            raise SignalError("give run_id, or resource_id and thread_id", code="missing_target")
+        for name, value in (("resource_id", resource_id), ("thread_id", thread_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise SignalError(f"{name} must be a non-empty string", code="missing_target")
+        stream_options = if_idle.get("stream_options") or {}
+        if not isinstance(stream_options, dict):
+            raise SignalError("if_idle.stream_options must be a dict of generate options", code="invalid_stream_options")
+        key = thread_key(resource_id, thread_id) if resource_id is not None else None
+        decision = await self.store.accept(
+            key=key, agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
+            if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
+            stream_options=_jsonable(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
+            state=state)
+        action = decision["action"]
+        if action == "skipped":
+            return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
+        accepted = decision.get("signal") or signal
+        key = decision.get("key", key)
+        if decision.get("events"):
+            # idle persist: a short synthetic run for subscribers, already in the event log
+            self._publish_local(key, decision["events"])
+            await self._publish_remote(key, decision["events"])
+        output = None
+        if action == "wake":
+            output = await self._start_run(agent, key, decision, [accepted], stream_options)
+        elif action == "deliver":
+            self._nudge(key)
+        return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output)
+
+    def _nudge(self, key: str) -> None:
+        """Nothing to do: the owner drains the database at its next step boundary."""
+
+    # -- runs ---------------------------------------------------------------------------------
+    async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,
+                         *, resume: Callable | None = None):
+        resource_id, thread_id = lease["resource_id"], lease["thread_id"]
+        active = _ActiveRun(self, key, agent, lease["run_id"], lease["token"], lease["last_seq"], resource_id, thread_id)
+        self.active[key] = active
+        await self._listen(key)
+        active.initial_echoes = [echo_chunk(s, active.run_id) for s in signals]
+        messages = [render_signal(s) for s in signals]
+        options = dict(stream_options or {})
+        options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
+        options["run_id"] = active.run_id
+        options["abort_signal"] = active.controller.signal
+        user_on_chunk = options.pop("on_chunk", None)
+
+        def emit(chunk: dict) -> Any:
+            self._emit(active, chunk)
+            if chunk["type"] == "start":
+                for echo in active.initial_echoes:
+                    self._emit(active, echo)
+                active.initial_echoes = []
+            if user_on_chunk is not None:
+                return user_on_chunk(chunk)
+            return None
+
+        async def drain(run) -> list[dict]:
+            if active.lost:
+                return []
+            taken = await self.store.drain(key=key, run_id=active.run_id, token=active.token)
+            out = []
+            for item in taken:
+                sig = item["signal"]
+                self._emit(active, echo_chunk(sig, active.run_id))
+                if item["kind"] != "echo":
+                    out.append(render_signal(sig))
+            return out
+
+        async def send_signal(signal: dict) -> dict:
+            created = create_signal({"type": "reactive", **signal})
+            created["acceptedAt"] = now_iso()
+            self._emit(active, echo_chunk(created, active.run_id))
+            run_obj.inject(render_signal(created))
+            return created
+
+        renew_task = asyncio.ensure_future(self._renew_loop(active))
+
+        async def finalize(result: Any) -> None:
+            await self._end_run(agent, active, result.finish_reason, renew_task)
+
+        if resume is not None:
+            output, run_obj = await resume(emit, finalize)
+        else:
+            output, run_obj = await agent._thread_stream(messages, options, emit, finalize)
+        run_obj.drain_inputs = drain
+        run_obj.processor_send_signal = send_signal
+        return output
+
+    async def _end_run(self, agent: Any, active: _ActiveRun, finish_reason: str, renew_task: asyncio.Task) -> None:
+        """After the run's last chunk: write its events, then release the lease or hand it to the
+        next run, and only then publish ``finish`` (so a subscriber that sees ``finish`` finds the
+        thread idle or already running the next input). Never raises."""
+        try:
+            renew_task.cancel()
+            final = active.final
+            await self._flush(active)
+            if active.lost:
+                return
+            events = [final] if final is not None else []
+            if finish_reason == "suspended":
+                await self.store.suspend(key=active.key, run_id=active.run_id, token=active.token,
+                                         last_seq=active.seq, events=events)
+                nxt = None
+            else:
+                nxt = await self.store.finish(key=active.key, run_id=active.run_id, token=active.token,
+                                              last_seq=active.seq, new_run_id=new_id(), process_id=self.process_id,
+                                              ttl_ms=self.lease_ttl_ms, events=events)
+            if self.active.get(active.key) is active:
+                self.active.pop(active.key, None)
+            if events:
+                self._publish_local(active.key, events)
+                await self._publish_remote(active.key, events)
+            if nxt is not None:
+                nxt.update(resource_id=active.resource_id, thread_id=active.thread_id, last_seq=active.seq)
+                next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self._agent_for(nxt["agent_id"])
+                await self._start_run(next_agent, active.key, nxt, nxt["signals"], nxt.get("stream_options") or {})
+            elif active.key not in self.subscribers and active.key not in self.active:
+                self._unlisten(active.key)
+        except Exception:
+            logger.exception("could not end thread run %s", active.run_id)
+            if self.active.get(active.key) is active:
+                self.active.pop(active.key, None)
+
+    def _agent_for(self, agent_id: str) -> Any:
+        if self.agent_lookup is None:
+            raise AgentConfigError("agents", f"no agent registry to find {agent_id!r}")
+        return self.agent_lookup(agent_id)
+
+    agent_lookup: Callable[[str], Any] | None = None
+
+    async def _renew_loop(self, active: _ActiveRun) -> None:
+        interval = self.lease_ttl_ms / 3000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                state = await self.store.renew(key=active.key, run_id=active.run_id, token=active.token,
+                                               ttl_ms=self.lease_ttl_ms)
+            except Exception:
+                logger.exception("lease renewal failed for %s", active.run_id)
+                continue
+            if not state["ok"]:
+                active.lost = True
+                active.controller.abort("lease lost")
+                return
+            if state.get("abort"):
+                active.controller.abort("aborted")
+
+    async def resume_suspended(self, agent: Any, *, run_id: str, resume: Callable) -> Any:
+        """Continue a suspended thread run in this process (approval/decline)."""
+        lease = await self.store.resume(run_id=run_id, process_id=self.process_id, ttl_ms=self.lease_ttl_ms)
+        if lease is None:
+            return None
+        return await self._start_run(agent, lease["key"], lease, [], {}, resume=resume)
+
+    # -- chunks -------------------------------------------------------------------------------
+    def _emit(self, active: _ActiveRun, chunk: dict) -> None:
+        active.seq += 1
+        chunk = {**chunk, "seq": active.seq}
+        if chunk["type"] == "start" and not chunk.get("payload", {}).get("resumed"):
+            active.chunks = []
+        active.chunks.append(chunk)
+        if chunk["type"] == "finish":
+            active.final = chunk
+            return
+        active.pending.append(chunk)
+        self._publish_local(active.key, [chunk])
+        if chunk["type"] in FLUSH_NOW or len(active.pending) >= FLUSH_MAX:
+            self._schedule_flush(active, 0)
+        elif active.flush_handle is None:
+            self._schedule_flush(active, FLUSH_DELAY_S)
+
+    def _schedule_flush(self, active: _ActiveRun, delay: float) -> None:
+        if active.flush_handle is not None:
+            active.flush_handle.cancel()
+            active.flush_handle = None
+        loop = asyncio.get_running_loop()
+        if delay <= 0:
+            self._spawn(self._flush(active))
+        else:
+            active.flush_handle = loop.call_later(delay, lambda: self._spawn(self._flush(active)))
+
+    async def _flush(self, active: _ActiveRun) -> None:
+        """Write buffered chunks to the event log (fenced), then publish them to other processes."""
+        if active.flush_handle is not None:
+            active.flush_handle.cancel()
+            active.flush_handle = None
+        while active.flushing is not None and not active.flushing.done():
+            await asyncio.shield(active.flushing)
+        if not active.pending or active.lost:
+            return
+        batch, active.pending = active.pending, []
+        active.flushing = asyncio.ensure_future(self._write(active, batch))
+        await asyncio.shield(active.flushing)
+
+    async def _write(self, active: _ActiveRun, batch: list[dict]) -> None:
+        try:
+            ok = await self.store.append_events(key=active.key, token=active.token, events=batch)
+        except Exception:
+            logger.exception("could not write events of run %s", active.run_id)
+            return
+        if not ok:
+            active.lost = True
+            active.controller.abort("lease lost")
+            return
+        await self._publish_remote(active.key, batch)
+
+    def _publish_local(self, key: str, chunks: list[dict]) -> None:
+        for sub in list(self.subscribers.get(key, ())):
+            for chunk in chunks:
+                sub._push(chunk)
+
+    async def _publish_remote(self, key: str, chunks: list[dict]) -> None:
+        if self.pubsub is None:
+            return
+        try:
+            await self.pubsub.publish(key, {"kind": "chunks", "origin": self.process_id, "chunks": chunks})
+        except Exception:
+            logger.exception("could not publish chunks of %s", key)
+
+    # -- abort, queue, recovery ---------------------------------------------------------------
+    async def abort(self, key: str) -> bool:
+        """Abort the active run of a thread wherever it runs. Returns True when a run was active."""
+        local = self.active.get(key)
+        if local is not None:
+            local.controller.abort("aborted")
+            return True
+        outcome = await self.store.request_abort(key=key)
+        if outcome is None:
+            return False
+        if outcome["events"]:  # a suspended run was ended in the database: tell subscribers
+            self._publish_local(key, outcome["events"])
+            await self._publish_remote(key, outcome["events"])
+        elif self.pubsub is not None:
+            await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": outcome["run_id"]})
+        if outcome.get("released") and self.agent_lookup is not None:
+            await self.recover()  # inputs that waited behind the suspended run go next
+        return True
+
+    async def recover(self, *, agent_lookup: Callable[[str], Any] | None = None) -> list[str]:
+        """Start runs for threads whose owner died (expired lease) or that have inputs and no owner.
+
+        Returns the run ids started here.
+        """
+        lookup = agent_lookup or self.agent_lookup
+        started = []
+        for lease in await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
+                                              new_run_id=new_id):
+            try:
+                agent = lookup(lease["agent_id"])
+            except Exception:
+                logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
+                continue
+            await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
+            started.append(lease["run_id"])
+        return started
+
+    def ensure_recovery_loop(self, interval: float | None = None) -> None:
+        """Run :meth:`recover` every ``interval`` seconds in this process (idempotent)."""
+        if self._recover_task is not None and not self._recover_task.done():
+            return
+        if self.agent_lookup is None:
+            return
+        period = interval if interval is not None else self.lease_ttl_ms / 3000.0
+
+        async def loop():
+            while True:
+                await asyncio.sleep(period)
+                try:
+                    await self.recover()
+                except Exception:
+                    logger.exception("thread recovery failed")
+
+        self._recover_task = asyncio.ensure_future(loop())
+
+    async def list_queued(self, resource_id: str, thread_id: str) -> list[dict]:
+        return await self.store.list_queued(key=thread_key(resource_id, thread_id))
+
+    async def cancel_queued(self, ids: list[str]) -> int:
+        if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+            raise SignalError("ids must be a list of input ids", code="invalid_ids")
+        return await self.store.cancel_queued(ids=list(ids))
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain_background(self, timeout: float = 5.0) -> None:
+        """Wait for this process's thread runs and flushes to finish (tests, shutdown)."""
+        loop_deadline = asyncio.get_running_loop().time() + timeout
+        while (self._tasks or self.active) and asyncio.get_running_loop().time() < loop_deadline:
+            tasks = list(self._tasks)
+            if tasks:
+                await asyncio.wait(tasks, timeout=max(0.0, loop_deadline - asyncio.get_running_loop().time()))
+            else:
+                await asyncio.sleep(0.005)
+
+
+def _branch(value: Any, behaviors: tuple, name: str) -> dict:
+    if value is None:
+        return {"behavior": behaviors[0], "attributes": {}}
+    if not isinstance(value, dict):
+        raise SignalError(f"{name} must be a dict", code="invalid_options")
+    value = {("stream_options" if k == "streamOptions" else k): v for k, v in value.items()}
+    unknown = set(value) - {"behavior", "attributes", "stream_options"}
+    if unknown or (name == "if_active" and "stream_options" in value):
+        bad = sorted(unknown or {"stream_options"})[0]
+        raise SignalError(f"{name}.{bad} is not an option", code="invalid_options")
+    behavior = value.get("behavior") or behaviors[0]
+    if behavior not in behaviors:
+        raise SignalError(f"{name}.behavior must be one of {', '.join(behaviors)}", code="invalid_behavior")
+    return {"behavior": behavior, "attributes": check_attributes(value.get("attributes"), f"{name}.attributes"),
+            "stream_options": value.get("stream_options")}
+
+
+def _jsonable(options: dict) -> dict:
+    """Stream options stored with a queued input must be JSON; callables only apply in process."""
+    import json
+
+    out = {}
+    for k, v in options.items():
+        try:
+            json.dumps(v)
+        except (TypeError, ValueError):
+            continue
+        out[k] = v
+    return out
+
+
+_runtimes: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadRuntime]" = weakref.WeakKeyDictionary()
+_factory: Callable[[], ThreadRuntime] | None = None
+
+
+def set_thread_runtime_factory(factory: Callable[[], ThreadRuntime] | None) -> None:
+    """Install how the process builds its ThreadRuntime (the Django app does it at start-up)."""
+    global _factory
+    _factory = factory
+    _runtimes.clear()
+
+
+def get_thread_runtime() -> ThreadRuntime:
+    """This process's runtime (one per event loop: its tasks and channel reader live on that loop)."""
+    loop = asyncio.get_running_loop()
+    runtime = _runtimes.get(loop)
+    if runtime is None:
+        if _factory is None:
+            raise AgentConfigError("memory", "thread features need a thread store: run inside the Django site "
+                                             "(agents app installed) or call set_thread_runtime_factory()")
+        runtime = _runtimes[loop] = _factory()
+    return runtime
+
+
+def set_thread_runtime(runtime: ThreadRuntime | None) -> None:
+    """Use ``runtime`` on the running loop (tests simulate processes and restarts with it)."""
+    loop = asyncio.get_running_loop()
+    if runtime is None:
+        _runtimes.pop(loop, None)
+    else:
+        _runtimes[loop] = runtime
+
+
+__all__ = ["SendResult", "ThreadRuntime", "ThreadSubscription", "get_thread_runtime", "message_to_signal",
+           "set_thread_runtime", "set_thread_runtime_factory", "thread_key"]

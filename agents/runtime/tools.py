@@ -1,0 +1,182 @@
+"""Tools: ``create_tool`` and the validation that runs before ``execute``.
+
+A tool's input and output schemas are JSON Schema dicts or pydantic model classes. Input is
+validated before ``execute`` runs; a validation failure becomes a tool error the model sees (the
+run goes on), never an exception out of ``generate()``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import AgentConfigError
+
+try:  # pydantic is optional for the runtime; JSON Schema dicts work without it.
+    import pydantic
+except ImportError:  # pragma: no cover - pydantic is a declared dependency
+    pydantic = None
+
+
+class ToolValidationError(Exception):
+    """Arguments or a result did not match the tool's schema (message says where)."""
+
+
+def _is_pydantic_model(schema: Any) -> bool:
+    return pydantic is not None and isinstance(schema, type) and issubclass(schema, pydantic.BaseModel)
+
+
+class Schema:
+    """A JSON Schema dict or a pydantic model, with one ``validate`` and one ``json_schema``."""
+
+    __slots__ = ("source", "json_schema", "_validator", "_pydantic")
+
+    def __init__(self, source: Any, *, field_name: str):
+        self.source = source
+        self._pydantic = None
+        self._validator = None
+        if _is_pydantic_model(source):
+            self._pydantic = source
+            self.json_schema = source.model_json_schema()
+        elif isinstance(source, dict):
+            import jsonschema
+
+            try:
+                cls = jsonschema.validators.validator_for(source)
+                cls.check_schema(source)
+            except jsonschema.SchemaError as exc:
+                raise AgentConfigError(field_name, f"invalid JSON Schema: {exc.message}") from None
+            self.json_schema = source
+            self._validator = cls(source)
+        else:
+            raise AgentConfigError(field_name, "must be a JSON Schema dict or a pydantic model class")
+
+    def validate(self, value: Any) -> Any:
+        """Return the validated value (a model instance for pydantic) or raise ToolValidationError."""
+        if self._pydantic is not None:
+            if isinstance(value, self._pydantic):
+                return value
+            try:
+                return self._pydantic.model_validate(value)
+            except pydantic.ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()
+                )
+                raise ToolValidationError(problems) from None
+        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        if errors:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}" for err in errors
+            )
+            raise ToolValidationError(problems)
+        return value
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn pydantic models (also nested in lists and dicts) into plain JSON data."""
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+@dataclass
+class ToolContext:
+    """What ``execute(input, context)`` receives besides its input."""
+
+    run_id: str
+    tool_call_id: str
+    agent_id: str | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+    request_context: dict = field(default_factory=dict)
+    abort_signal: Any = None
+    agent: Any = None
+    #: ``await context.suspend(payload)`` is reserved for tools that pause themselves.
+    suspend: Callable | None = None
+    #: ``await context.send_signal(signal)`` injects a signal into the current run (thread runs).
+    send_signal: Callable | None = None
+
+
+_EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": True}
+
+
+class Tool:
+    """A callable the model can request. Build it with :func:`create_tool`."""
+
+    def __init__(self, *, id: str, description: str = "", input_schema: Any = None,
+                 output_schema: Any = None, execute: Callable | None = None,
+                 require_approval: bool = False, provider_options: dict | None = None):
+        if not isinstance(id, str) or not id.strip():
+            raise AgentConfigError("tool.id", "must be a non-empty string")
+        if execute is not None and not callable(execute):
+            raise AgentConfigError(f"tool {id!r}.execute", "must be callable")
+        if not isinstance(description, str):
+            raise AgentConfigError(f"tool {id!r}.description", "must be a string")
+        self.id = id
+        self.description = description
+        self.input_schema = Schema(input_schema, field_name=f"tool {id!r}.input_schema") if input_schema is not None else None
+        self.output_schema = Schema(output_schema, field_name=f"tool {id!r}.output_schema") if output_schema is not None else None
+        self.execute = execute
+        self.require_approval = bool(require_approval)
+        self.provider_options = provider_options or {}
+        self._execute_is_async = execute is not None and inspect.iscoroutinefunction(execute)
+        self._execute_arity = _arity(execute) if execute is not None else 2
+
+    def parameters(self) -> dict:
+        return self.input_schema.json_schema if self.input_schema is not None else _EMPTY_OBJECT
+
+    def spec(self, name: str, description: str | None = None) -> dict:
+        """The description a provider sends to the model for this tool under ``name``."""
+        return {"name": name, "description": description if description is not None else self.description,
+                "parameters": self.parameters()}
+
+    def validate_input(self, args: Any) -> Any:
+        if self.input_schema is None:
+            return args
+        return self.input_schema.validate(args)
+
+    async def run(self, args: Any, context: ToolContext) -> Any:
+        """Validate, execute and validate the output. Exceptions propagate to the loop."""
+        if self.execute is None:
+            raise ToolValidationError(f"tool {self.id!r} has no execute function (client tool)")
+        value = self.validate_input(args)
+        call_args = (value, context) if self._execute_arity >= 2 else (value,)
+        result = self.execute(*call_args)
+        if self._execute_is_async or inspect.isawaitable(result):
+            result = await result
+        if self.output_schema is not None:
+            try:
+                self.output_schema.validate(to_jsonable(result) if not _is_pydantic_model(self.output_schema.source) else result)
+            except ToolValidationError as exc:
+                raise ToolValidationError(f"output does not match the tool's output schema: {exc}") from None
+        return to_jsonable(result)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.id}>"
+
+
+def _arity(func: Callable) -> int:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    count = 0
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL,):
+            return 2
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
+
+
+def create_tool(*, id: str, description: str = "", input_schema: Any = None, output_schema: Any = None,
+                execute: Callable | None = None, require_approval: bool = False,
+                provider_options: dict | None = None) -> Tool:
+    """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``."""
+    return Tool(id=id, description=description, input_schema=input_schema, output_schema=output_schema,
+                execute=execute, require_approval=require_approval, provider_options=provider_options)

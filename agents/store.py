@@ -1,0 +1,160 @@
+"""The runtime's storage protocols (``agents.runtime.storage``) on the Django ORM.
+
+Each async method runs one sync function in a worker thread (``sync_to_async``) and, where it writes
+more than one row, one transaction. Nothing here is called from the async runtime except through
+these methods.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Message, Run, Thread, ToolApproval
+from agents.runtime.errors import ToolApprovalError
+from agents.runtime.storage import ThreadOwnershipError, approval_hash
+
+
+def _parse_time(value: str | None) -> datetime:
+    if not value:
+        return timezone.now()
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else timezone.make_aware(parsed)
+
+
+def _check_owner(thread: Thread | None, resource_id: str) -> None:
+    if thread is not None and thread.resource_id != resource_id:
+        raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
+
+
+def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
+                   last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
+    """Create or update the thread (unless ``read_only``) and return it with its last messages."""
+    with transaction.atomic():
+        thread = Thread.objects.filter(pk=thread_id).first()
+        _check_owner(thread, resource_id)
+        if not read_only:
+            if thread is None:
+                thread = Thread.objects.create(id=thread_id, resource_id=resource_id, title=title or "",
+                                               metadata=dict(metadata or {}))
+            elif title is not None or metadata is not None:
+                if title is not None:
+                    thread.title = title
+                if metadata is not None:
+                    thread.metadata = {**thread.metadata, **metadata}
+                thread.save(update_fields=["title", "metadata", "updated_at"])
+        if thread is None or last_messages == 0:
+            return (thread.to_dict() if thread else None), []
+        rows = Message.objects.filter(thread_id=thread_id).order_by("-id")
+        if last_messages is not None and last_messages is not False:
+            rows = rows[:last_messages]
+        history = [m.to_dict() for m in reversed(list(rows))]
+        return thread.to_dict(), history
+
+
+def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
+    with transaction.atomic():
+        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
+        _check_owner(thread, resource_id)
+        if thread is None:
+            thread = Thread.objects.create(id=thread_id, resource_id=resource_id)
+        Message.objects.bulk_create([
+            Message(message_id=m["id"], thread_id=thread_id, resource_id=resource_id, role=m["role"],
+                    type=m.get("type") or "", content=m["content"], metadata=m.get("metadata") or {},
+                    created_at=_parse_time(m.get("createdAt")))
+            for m in messages
+        ], ignore_conflicts=True)
+        Thread.objects.filter(pk=thread_id).update(updated_at=timezone.now())
+
+
+def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
+    Thread.objects.filter(pk=thread_id, resource_id=resource_id).update(title=title[:255], updated_at=timezone.now())
+
+
+def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
+    thread = Thread.objects.filter(pk=thread_id, resource_id=resource_id).first()
+    return thread.to_dict() if thread else None
+
+
+def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
+    return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
+
+
+def run_record(run: dict) -> None:
+    Run.objects.update_or_create(id=run["id"], defaults={
+        "agent_id": run.get("agent_id") or "", "resource_id": run.get("resource_id"),
+        "thread_id": run.get("thread_id"), "status": run.get("status") or Run.Status.COMPLETED,
+        "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
+        "error": run.get("error") or "", "steps": run.get("steps") or 0,
+        "started_at": _parse_time(run.get("started_at")),
+        "finished_at": _parse_time(run["finished_at"]) if run.get("finished_at") else None,
+    })
+
+
+def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_name: str, args, state: dict) -> None:
+    ToolApproval.objects.update_or_create(run_id=run_id, tool_call_id=tool_call_id, defaults={
+        "agent_id": agent_id or "", "tool_name": tool_name, "args": args,
+        "args_hash": approval_hash(tool_name, args), "state": state, "status": ToolApproval.Status.PENDING,
+        "decided_at": None,
+    })
+
+
+def approval_claim(*, run_id: str, tool_call_id: str, decision: str) -> dict:
+    """Compare-and-set pending → ``decision``; only one caller ever gets the state back."""
+    pending = ToolApproval.objects.filter(run_id=run_id, status=ToolApproval.Status.PENDING).first()
+    if pending is None:
+        raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
+    if pending.tool_call_id != tool_call_id:
+        raise ToolApprovalError(f"run {run_id!r} waits on tool call {pending.tool_call_id!r}, not {tool_call_id!r}",
+                                code="approval_stale")
+    if pending.args_hash != approval_hash(pending.tool_name, pending.args):
+        raise ToolApprovalError("the pending tool call changed since it was requested", code="approval_mismatch")
+    claimed = ToolApproval.objects.filter(pk=pending.pk, status=ToolApproval.Status.PENDING).update(
+        status=decision, decided_at=timezone.now())
+    if claimed != 1:
+        raise ToolApprovalError(f"the tool call {tool_call_id!r} was already decided", code="approval_stale")
+    return pending.state
+
+
+def approvals_pending(*, run_id: str | None = None) -> list[dict]:
+    rows = ToolApproval.objects.filter(status=ToolApproval.Status.PENDING)
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    return [{"run_id": a.run_id, "agent_id": a.agent_id, "tool_call_id": a.tool_call_id, "tool_name": a.tool_name,
+             "args": a.args, "hash": a.args_hash, "status": a.status} for a in rows]
+
+
+class DjangoStore:
+    """MemoryStore and RunStore on the ORM (see ``agents.runtime.storage``)."""
+
+    async def prepare_thread(self, **kwargs):
+        return await sync_to_async(thread_prepare)(**kwargs)
+
+    async def save_messages(self, **kwargs):
+        await sync_to_async(messages_save)(**kwargs)
+
+    async def set_thread_title(self, **kwargs):
+        await sync_to_async(thread_set_title)(**kwargs)
+
+    async def get_thread(self, **kwargs):
+        return await sync_to_async(thread_get)(**kwargs)
+
+    async def list_messages(self, **kwargs):
+        return await sync_to_async(thread_messages)(**kwargs)
+
+    async def record_run(self, run):
+        await sync_to_async(run_record)(run)
+
+    async def save_suspended(self, **kwargs):
+        await sync_to_async(approval_save)(**kwargs)
+
+    async def claim_suspended(self, **kwargs):
+        return await sync_to_async(approval_claim)(**kwargs)
+
+    async def pending_approvals(self, **kwargs):
+        return await sync_to_async(approvals_pending)(**kwargs)
+
+

@@ -1,0 +1,80 @@
+"""The agents of this site. Everything that looks agents up (HTTP, websockets, admin, the
+notification dispatcher) finds them here through ``settings.MASTRA``."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from datetime import datetime, timezone
+
+from django.conf import settings
+
+from agents.memory import Memory
+from agents.runtime import Agent, Mastra, create_tool
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+              ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 100:
+            raise ValueError("exponent too large")
+        return _OPERATORS[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.operand))
+    raise ValueError("only numbers and + - * / // % ** are allowed")
+
+
+def calculate(input: dict) -> dict:
+    expression = input["expression"]
+    try:
+        value = _evaluate(ast.parse(expression, mode="eval"))
+    except (SyntaxError, ZeroDivisionError) as exc:
+        raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
+    return {"expression": expression, "value": value}
+
+
+def current_time(input: dict) -> dict:
+    now = datetime.now(timezone.utc)
+    return {"utc": now.isoformat(timespec="seconds"), "weekday": now.strftime("%A")}
+
+
+calculator_tool = create_tool(
+    id="calculate",
+    description="Evaluate an arithmetic expression (numbers and + - * / // % **).",
+    input_schema={"type": "object", "properties": {"expression": {"type": "string", "maxLength": 200}},
+                  "required": ["expression"], "additionalProperties": False},
+    output_schema={"type": "object", "properties": {"expression": {"type": "string"}, "value": {"type": "number"}},
+                   "required": ["value"]},
+    execute=calculate,
+)
+
+clock_tool = create_tool(
+    id="current-time",
+    description="The current date and time in UTC.",
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    execute=current_time,
+)
+
+ops_agent = Agent(
+    id="ops-assistant",
+    name="Ops Assistant",
+    description="Answers operators' questions, does arithmetic and tells the time.",
+    instructions=[
+        "You are a concise operations assistant for a small engineering team.",
+        "Use the calculate tool for arithmetic and the current-time tool for dates; never guess them.",
+    ],
+    model=settings.MASTRA_DEFAULT_MODEL,
+    tools={"calculate": calculator_tool, "current-time": clock_tool},
+    memory=Memory(last_messages=20, generate_title=True),
+    editor={"instructions": True, "tools": {"description": True}},
+)
+
+mastra = Mastra(agents={"ops-assistant": ops_agent})
