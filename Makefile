@@ -27,4 +27,4 @@ bench: install
 	$(PY) bench/agent_overhead.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 test-db.sqlite3
+	rm -rf $(VENV) db.sqlite3 test-db*.sqlite3*

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "channels",
     "agents",
     "inbox",
+    "mastra_site.apps.MastraSiteConfig",
 ]
 
 MIDDLEWARE = [
@@ -95,7 +96,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
          "transaction_mode": "IMMEDIATE"}
     )
-    DATABASES["default"]["TEST"] = {"NAME": BASE_DIR / env_str("MASTRA_SQLITE_TEST_NAME", "test-db.sqlite3")}
+    # A file (not :memory:) so that other processes in multi-process tests share it; one per test
+    # process so that concurrent test runs never share one.
+    DATABASES["default"]["TEST"] = {
+        "NAME": BASE_DIR / env_str("MASTRA_SQLITE_TEST_NAME", f"test-db-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -19,3 +19,31 @@ def require_service(name: str, value: str | None) -> str:
 @pytest.fixture
 def redis_url() -> str:
     return require_service("REDIS_URL", os.environ.get("REDIS_URL"))
+
+
+@pytest.fixture
+def postgres_db(db_url_for_subprocess):
+    """The test database when it is PostgreSQL. On SQLite the test belongs to CI's PostgreSQL pass:
+    skipped when that pass is configured (MASTRA_TEST_POSTGRES_URL), else a missing service."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        return db_url_for_subprocess
+    if os.environ.get("MASTRA_TEST_POSTGRES_URL"):
+        pytest.skip("PostgreSQL test: runs in the PostgreSQL pass (DATABASE_URL set)")
+    return require_service("DATABASE_URL (PostgreSQL)", None)
+
+
+@pytest.fixture
+def db_url_for_subprocess(transactional_db) -> str:
+    """A DATABASE_URL that points other processes at this test run's database."""
+    from django.db import connection
+
+    settings = connection.settings_dict
+    if connection.vendor == "postgresql":
+        user = settings.get("USER") or "postgres"
+        password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+        host = settings.get("HOST") or "127.0.0.1"
+        port = settings.get("PORT") or 5432
+        return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
+    return f"sqlite:///{settings['NAME']}"

@@ -1,0 +1,563 @@
+"""``openai/<model>``: the OpenAI Chat Completions API, streamed through the official SDK.
+
+The same adapter serves every server that speaks the Chat Completions wire format (vLLM, Ollama,
+llama.cpp, LM Studio, Gemini's compatibility endpoint): point ``base_url`` (or ``OPENAI_BASE_URL``)
+at it. A custom server needs no key; the SDK is then given the placeholder ``"not-needed"``.
+
+Contract (see :mod:`agents.runtime.providers.base`): :meth:`OpenAIChatModel.stream` yields, in
+order, one ``request`` event (the JSON body sent), ``warning`` events for settings the API
+cannot honour, one ``response-metadata`` event (id, model, timestamp, HTTP response headers),
+``text-delta`` / ``reasoning-delta`` events as they arrive (``raw`` events interleaved when
+``request.include_raw``), one ``tool-call`` event per complete call once the stream has ended, and
+a final ``finish`` event. Failures raise :class:`~agents.runtime.errors.ModelError`; when
+``request.abort_signal`` fires the HTTP stream is closed and the generator returns without a
+``finish`` event.
+
+The module also holds the provider-neutral helpers (media parts, JSON text, abort racing, option
+keys) that the Anthropic adapter reuses. The SDK itself is imported lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import urllib.parse
+import uuid
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Sequence, TypeVar
+
+from ..errors import MissingCredentialsError, ModelError
+from .base import ModelRequest, usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    import openai as openai_sdk
+
+T = TypeVar("T")
+
+#: Statuses the SDKs themselves retry; a ModelError with one of them is marked retryable.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+#: Key given to the SDK for keyless servers (vLLM, Ollama, ...): the SDK refuses an empty key.
+PLACEHOLDER_KEY = "not-needed"
+DEFAULT_MAX_RETRIES = 2
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers shared by the provider adapters
+# --------------------------------------------------------------------------------------------
+
+def json_text(value: Any) -> str:
+    """``value`` as text for a model: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def args_text(args: Any) -> str:
+    """Tool-call arguments as a JSON object text (a string is taken to be JSON already)."""
+    if args is None:
+        return "{}"
+    if isinstance(args, str):
+        return args or "{}"
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def args_object(args: Any) -> Any:
+    """Tool-call arguments as a decoded value (Anthropic wants ``input`` as an object)."""
+    if args is None or args == "":
+        return {}
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            # Echo back what the model sent rather than failing the whole request.
+            return {"_raw": args}
+    return args
+
+
+def media_of(part: dict) -> tuple[str, str | None, str]:
+    """The source of an image/file part as ``("url", mime, url)`` or ``("base64", mime, data)``.
+
+    Accepts ``image``/``data``/``url`` holding bytes, an ``http(s)`` URL, a ``data:`` URL or a
+    base64 string. The MIME type is ``mimeType`` or, for data URLs, the one the URL names.
+    """
+    data = part.get("image", part.get("data", part.get("url")))
+    mime = part.get("mimeType")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return "base64", mime, base64.b64encode(bytes(data)).decode("ascii")
+    if not isinstance(data, str):
+        raise ModelError(f"unsupported {part.get('type', 'media')} data of type {type(data).__name__}; "
+                         "use bytes, a URL or a base64 string", code="unsupported_content")
+    if data.startswith("data:"):
+        header, _, payload = data[5:].partition(",")
+        fields = header.split(";")
+        mime = fields[0] or mime
+        if "base64" in fields[1:]:
+            return "base64", mime, payload
+        raw = urllib.parse.unquote_to_bytes(payload)
+        return "base64", mime, base64.b64encode(raw).decode("ascii")
+    if data.startswith(("http://", "https://")):
+        return "url", mime, data
+    return "base64", mime, data
+
+
+def snake_case_keys(options: dict | None) -> dict:
+    """Top-level ``camelCase`` option keys as ``snake_case`` (the wire format of both APIs).
+
+    Provider options are often written AI-SDK style (``reasoningEffort``); values are left as
+    they are, because they can hold JSON Schemas whose keys must not change.
+    """
+    out: dict = {}
+    for key, value in (options or {}).items():
+        out[re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower() if isinstance(key, str) else key] = value
+    return out
+
+
+def server_message(body: Any) -> str | None:
+    """The human message of a provider error body (``{"error": {"message"}}`` and variants)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message")
+            if isinstance(message, str) and message:
+                return message
+        elif isinstance(inner, str) and inner:
+            return inner
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    elif isinstance(body, str) and body:
+        return body
+    return None
+
+
+def iso_timestamp(seconds: float | None = None) -> str:
+    """Unix seconds (or now) as an ISO-8601 UTC string."""
+    moment = datetime.fromtimestamp(seconds, timezone.utc) if seconds else datetime.now(timezone.utc)
+    return moment.isoformat()
+
+
+class Aborted(Exception):
+    """Internal: the request's abort signal fired while an await was pending."""
+
+
+class AbortWatch:
+    """Races the awaits of one model call against ``request.abort_signal``.
+
+    ``run(awaitable)`` returns the awaitable's result, or cancels it and raises :class:`Aborted`
+    as soon as the signal fires, so a stalled server cannot hold an aborted run. Without a signal
+    it is a plain ``await`` (no task per chunk).
+    """
+
+    def __init__(self, signal: Any) -> None:
+        self.signal = signal
+        self._waiter: asyncio.Future | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.signal is not None and getattr(self.signal, "aborted", False))
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        if self.signal is None:
+            return await awaitable
+        if self.aborted:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()  # never started: close it to avoid "never awaited" warnings
+            raise Aborted()
+        if self._waiter is None:
+            self._waiter = asyncio.ensure_future(self.signal.wait())
+        task = asyncio.ensure_future(awaitable)
+        try:
+            await asyncio.wait((task, self._waiter), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.wait((task,))  # let it unwind; its CancelledError is not ours to raise
+        raise Aborted()
+
+    def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.cancel()
+            self._waiter = None
+
+
+def resolve_max_retries(settings: dict) -> int:
+    value = settings.get("max_retries")
+    if value is None:
+        return DEFAULT_MAX_RETRIES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ModelError(f"max_retries must be a non-negative integer, not {value!r}", code="invalid_settings")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Translation: runtime messages → Chat Completions messages
+# --------------------------------------------------------------------------------------------
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
+                  "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+
+
+def _user_part(part: dict) -> dict:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": part["text"]}
+    if kind == "image":
+        source, mime, data = media_of(part)
+        url = data if source == "url" else f"data:{mime or 'image/png'};base64,{data}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    if kind == "file":
+        source, mime, data = media_of(part)
+        mime = mime or "application/octet-stream"
+        if mime.startswith("image/"):
+            return _user_part({**part, "type": "image"})
+        if source == "url":
+            raise ModelError("chat completions accept files only as data, not as URLs "
+                             f"({data}); pass the bytes or a base64 string", code="unsupported_content")
+        if mime in _AUDIO_FORMATS:
+            return {"type": "input_audio", "input_audio": {"data": data, "format": _AUDIO_FORMATS[mime]}}
+        file = {"file_data": f"data:{mime};base64,{data}"}
+        file["filename"] = part.get("filename") or "file"
+        return {"type": "file", "file": file}
+    raise ModelError(f"a user message cannot hold a {kind!r} part", code="unsupported_content")
+
+
+def chat_messages(messages: Sequence[dict]) -> list[dict]:
+    """Runtime model messages as Chat Completions ``messages``.
+
+    Reasoning parts of assistant messages are dropped: the API has no input form for them.
+    A tool message becomes one ``tool`` message per result, with the result as JSON text.
+    """
+    out: list[dict] = []
+    for message in messages:
+        role, content = message["role"], message["content"]
+        if role == "system":
+            text = content if isinstance(content, str) else "\n".join(
+                p.get("text", "") for p in content if p.get("type") == "text")
+            out.append({"role": "system", "content": text})
+        elif role == "user":
+            if isinstance(content, str):
+                out.append({"role": "user", "content": content})
+            else:
+                out.append({"role": "user", "content": [_user_part(p) for p in content]})
+        elif role == "assistant":
+            if isinstance(content, str):
+                out.append({"role": "assistant", "content": content})
+                continue
+            text = "".join(p.get("text", "") for p in content if p.get("type") == "text")
+            calls = [{"id": p["toolCallId"], "type": "function",
+                      "function": {"name": p["toolName"], "arguments": args_text(p.get("args"))}}
+                     for p in content if p.get("type") == "tool-call"]
+            entry: dict = {"role": "assistant", "content": text}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif role == "tool":
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") == "tool-result":
+                    out.append({"role": "tool", "tool_call_id": part["toolCallId"],
+                                "content": json_text(part.get("result"))})
+        else:
+            raise ModelError(f"unknown message role {role!r}", code="invalid_messages")
+    return out
+
+
+def chat_tool_choice(choice: Any) -> Any:
+    if choice in (None, "auto", "none", "required"):
+        return choice or "auto"
+    if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("tool_name"):
+        return {"type": "function", "function": {"name": choice["tool_name"]}}
+    raise ModelError(f"unsupported tool_choice {choice!r}", code="invalid_settings")
+
+
+_FINISH_REASONS = {"stop": "stop", "length": "length", "tool_calls": "tool-calls",
+                   "function_call": "tool-calls", "content_filter": "content-filter"}
+
+# Settings passed through under another (or the same) name; everything else is ignored, except
+# the known ones the API cannot honour, which produce a warning.
+_SETTING_NAMES = {"temperature": "temperature", "top_p": "top_p", "presence_penalty": "presence_penalty",
+                  "frequency_penalty": "frequency_penalty", "seed": "seed", "stop_sequences": "stop"}
+_UNSUPPORTED_SETTINGS = ("top_k",)
+
+
+class _ToolCallBuffer:
+    """Accumulates streamed function-call fragments, keyed by their ``index``."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict] = {}
+        self._last: int | None = None
+
+    def add(self, fragment: Any) -> None:
+        index = getattr(fragment, "index", None)
+        call_id = getattr(fragment, "id", None)
+        if index is None:
+            # Some compatible servers omit the index: a new id starts a new call, otherwise
+            # the fragment continues the previous one.
+            known = {c["id"] for c in self.calls.values()}
+            index = len(self.calls) if (call_id and call_id not in known) or self._last is None else self._last
+        self._last = index
+        call = self.calls.setdefault(index, {"id": None, "name": "", "args": ""})
+        if call_id:
+            call["id"] = call_id
+        function = getattr(fragment, "function", None)
+        if function is not None:
+            if getattr(function, "name", None):
+                call["name"] = function.name
+            if getattr(function, "arguments", None):
+                call["args"] += function.arguments
+
+    def events(self) -> list[dict]:
+        return [{"type": "tool-call", "tool_call_id": call["id"] or f"call_{uuid.uuid4().hex[:24]}",
+                 "tool_name": call["name"], "args_text": call["args"] or "{}"}
+                for _, call in sorted(self.calls.items())]
+
+
+# --------------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------------
+
+class OpenAIChatModel:
+    """A chat model reached through ``openai.AsyncOpenAI().chat.completions``.
+
+    The key is ``api_key`` or the first set variable of ``env_key`` (a name or a sequence of
+    names); the base URL is ``base_url``, else ``$OPENAI_BASE_URL`` (:attr:`base_url_env`), else
+    the SDK's default. Both are read when the client is built, so environment changes apply to
+    a cached model. The client is built on first use and reused while the key, URL and running
+    event loop stay the same (an HTTP connection pool cannot cross event loops).
+    """
+
+    #: Environment variable naming the base URL when none is given (``None``: no variable).
+    base_url_env: str | None = "OPENAI_BASE_URL"
+    #: Base URL used when neither the argument nor the variable gives one (``None``: the SDK's).
+    default_base_url: str | None = None
+
+    def __init__(self, model_id: str, *, api_key: str | None = None, base_url: str | None = None,
+                 headers: dict | None = None, provider: str = "openai",
+                 env_key: str | Sequence[str] = "OPENAI_API_KEY") -> None:
+        self.model_id = model_id
+        self.provider = provider
+        self.api_key = api_key
+        self._base_url = base_url
+        self.headers = dict(headers or {})
+        self.env_keys = (env_key,) if isinstance(env_key, str) else tuple(env_key)
+        self._client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.provider}/{self.model_id})"
+
+    # -- configuration --------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str | None:
+        if self._base_url:
+            return self._base_url
+        if self.base_url_env and os.environ.get(self.base_url_env):
+            return os.environ[self.base_url_env]
+        return self.default_base_url
+
+    def _keyless_allowed(self) -> bool:
+        """A custom server (any configured base URL) may run without a key."""
+        return self.base_url is not None
+
+    def resolve_api_key(self) -> str:
+        """The key to send; raises :class:`MissingCredentialsError` naming the variables."""
+        if self.api_key:
+            return self.api_key
+        for name in self.env_keys:
+            if os.environ.get(name):
+                return os.environ[name]
+        if self._keyless_allowed():
+            return PLACEHOLDER_KEY
+        raise MissingCredentialsError(self.provider, list(self.env_keys))
+
+    def validate_credentials(self) -> None:
+        """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
+        self.resolve_api_key()
+
+    def _client(self) -> "openai_sdk.AsyncOpenAI":
+        key, url = self.resolve_api_key(), self.base_url
+        loop = asyncio.get_running_loop()
+        state = self._client_state
+        if state is not None and state[0] is loop and state[1] == key and state[2] == url:
+            return state[3]
+        import openai as openai_sdk
+
+        client = openai_sdk.AsyncOpenAI(api_key=key, base_url=url, default_headers=self.headers or None,
+                                        max_retries=DEFAULT_MAX_RETRIES)
+        self._client_state = (loop, key, url, client)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the cached SDK client and its connection pool; the next call builds a new one.
+
+        A client built on another (possibly closed) event loop cannot be closed from this one
+        and is only dropped.
+        """
+        state, self._client_state = self._client_state, None
+        if state is not None and state[0] is asyncio.get_running_loop():
+            await state[3].close()
+
+    # -- request --------------------------------------------------------------------------
+
+    def _max_tokens_name(self) -> str:
+        # OpenAI's reasoning models reject max_tokens; compatible servers mostly know only it.
+        if self.provider == "openai" and re.match(r"^(o\d|gpt-5)", self.model_id):
+            return "max_completion_tokens"
+        return "max_tokens"
+
+    def build_body(self, request: ModelRequest) -> tuple[dict, list[str]]:
+        """The JSON body for ``request`` and the warnings about what it could not carry."""
+        warnings: list[str] = []
+        body: dict = {"model": self.model_id, "messages": chat_messages(request.messages),
+                      "stream": True, "stream_options": {"include_usage": True}}
+        settings = request.settings or {}
+        for name, wire in _SETTING_NAMES.items():
+            if settings.get(name) is not None:
+                body[wire] = settings[name]
+        if settings.get("max_output_tokens") is not None:
+            body[self._max_tokens_name()] = settings["max_output_tokens"]
+        for name in _UNSUPPORTED_SETTINGS:
+            if settings.get(name) is not None:
+                warnings.append(f"{self.provider} does not support the setting {name!r}; it was ignored")
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": {
+                "name": t["name"], "description": t.get("description") or "",
+                "parameters": t.get("parameters") or {"type": "object", "properties": {}}}}
+                for t in request.tools]
+            body["tool_choice"] = chat_tool_choice(request.tool_choice)
+        fmt = request.response_format
+        if fmt and fmt.get("type") == "json":
+            if fmt.get("schema"):
+                body["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": fmt.get("name") or "response", "schema": fmt["schema"], "strict": False}}
+            else:
+                body["response_format"] = {"type": "json_object"}
+        body.update(snake_case_keys((request.provider_options or {}).get(self.provider)))
+        return body, warnings
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def _model_error(self, exc: BaseException) -> ModelError:
+        import openai as openai_sdk
+
+        where = self.base_url or "the default endpoint"
+        if isinstance(exc, openai_sdk.APIStatusError):
+            status = exc.status_code
+            detail = server_message(exc.body) or exc.message
+            return ModelError(f"{self.provider} API error (HTTP {status}) for model {self.model_id!r}: {detail}",
+                              code="provider_http_error", status=status,
+                              retryable=status in RETRYABLE_STATUSES or status >= 500)
+        if isinstance(exc, openai_sdk.APITimeoutError):
+            return ModelError(f"{self.provider} request to {where} timed out", code="provider_connection_error",
+                              retryable=True)
+        if isinstance(exc, openai_sdk.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f": {cause}" if cause else ""
+            return ModelError(f"{self.provider} connection to {where} failed{detail}",
+                              code="provider_connection_error", retryable=True)
+        if isinstance(exc, openai_sdk.APIError):  # an error object inside the event stream
+            detail = server_message(exc.body) or exc.message
+            return ModelError(f"{self.provider} stream error for model {self.model_id!r}: {detail}",
+                              code="provider_stream_error")
+        return ModelError(f"{self.provider} sent a malformed stream: {exc}", code="provider_stream_error")
+
+    # -- streaming ------------------------------------------------------------------------
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[dict]:
+        """Stream one model step as model events (see the module docstring)."""
+        import openai as openai_sdk
+
+        client = self._client()
+        body, warnings = self.build_body(request)
+        yield {"type": "request", "body": body}
+        for message in warnings:
+            yield {"type": "warning", "message": message}
+
+        settings = request.settings or {}
+        max_retries = resolve_max_retries(settings)
+        if max_retries != client.max_retries:
+            client = client.with_options(max_retries=max_retries)
+        params = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+        extra_headers = settings.get("headers") or None
+
+        watch = AbortWatch(request.abort_signal)
+        sdk_stream = None
+        try:
+            try:
+                # Everything but the three typed essentials travels as extra_body so that any
+                # option a compatible server understands reaches it unchanged.
+                sdk_stream = await watch.run(client.chat.completions.create(
+                    model=self.model_id, messages=body["messages"], stream=True,
+                    extra_body=params, extra_headers=extra_headers))
+                # AsyncStream keeps the httpx response: its headers are the HTTP response's.
+                headers = dict(sdk_stream.response.headers)
+                metadata_sent = False
+                tool_calls = _ToolCallBuffer()
+                finish_reason: str | None = None
+                last_usage: Any = None
+                while True:
+                    try:
+                        chunk = await watch.run(sdk_stream.__anext__())
+                    except StopAsyncIteration:
+                        break
+                    if request.include_raw:
+                        yield {"type": "raw", "raw_value": chunk.to_dict()}
+                    if not metadata_sent:
+                        metadata_sent = True
+                        yield {"type": "response-metadata", "id": chunk.id or None,
+                               "model_id": chunk.model or self.model_id,
+                               "timestamp": iso_timestamp(chunk.created), "headers": headers}
+                    if getattr(chunk, "usage", None) is not None:
+                        last_usage = chunk.usage
+                    for choice in getattr(chunk, "choices", None) or []:
+                        if getattr(choice, "index", 0) not in (0, None):
+                            continue  # n > 1 is not part of the protocol: keep the first choice
+                        delta = getattr(choice, "delta", None)
+                        if delta is not None:
+                            # vLLM/DeepSeek send reasoning_content, OpenRouter/Ollama reasoning.
+                            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                            if isinstance(reasoning, str) and reasoning:
+                                yield {"type": "reasoning-delta", "text": reasoning}
+                            if delta.content:
+                                yield {"type": "text-delta", "text": delta.content}
+                            for fragment in delta.tool_calls or []:
+                                tool_calls.add(fragment)
+                        if getattr(choice, "finish_reason", None):
+                            finish_reason = choice.finish_reason
+            except Aborted:
+                return
+            except (openai_sdk.APIError, ValueError) as exc:  # ValueError: undecodable chunk JSON
+                raise self._model_error(exc) from exc
+
+            if not metadata_sent:
+                yield {"type": "response-metadata", "id": None, "model_id": self.model_id,
+                       "timestamp": iso_timestamp(), "headers": headers}
+            calls = tool_calls.events()
+            for event in calls:
+                yield event
+            reason = _FINISH_REASONS.get(finish_reason or "", "other")
+            if calls and reason == "stop":
+                # Gemini's and Ollama's compatibility layers end tool-calling turns with "stop";
+                # the runtime decides whether to continue on "tool-calls".
+                reason = "tool-calls"
+            yield {"type": "finish", "finish_reason": reason, "usage": _chat_usage(last_usage),
+                   "provider_metadata": {}}
+        finally:
+            watch.close()
+            if sdk_stream is not None:
+                await sdk_stream.close()
+
+
+def _chat_usage(raw: Any) -> dict:
+    if raw is None:
+        return usage()
+    completion_details = getattr(raw, "completion_tokens_details", None)
+    prompt_details = getattr(raw, "prompt_tokens_details", None)
+    return usage(getattr(raw, "prompt_tokens", None), getattr(raw, "completion_tokens", None),
+                 reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
+                 cached_input_tokens=getattr(prompt_details, "cached_tokens", None))
