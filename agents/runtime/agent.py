@@ -246,8 +246,9 @@ class Agent:
                 last_messages=mopts["last_messages"], read_only=mopts["read_only"])
             memory = {"store": self.memory.store, "resource_id": mem_opt["resource"], "thread_id": thread_id,
                       "read_only": mopts["read_only"], "saved_upto": 0,
-                      "generate_title": mopts["generate_title"] and not mopts["read_only"]
-                      and not (thread_rec or {}).get("title"),
+                      # keep the setting itself (True or {"model", "instructions"}), not a bool
+                      "generate_title": (mopts["generate_title"] if not mopts["read_only"]
+                                         and not (thread_rec or {}).get("title") else False),
                       "on_title_generated": mem_opt.get("on_title_generated")}
             for m in input_messages:
                 m["threadId"] = thread_id
@@ -510,10 +511,12 @@ def _noop(chunk: dict) -> None:
 
 
 def _strip(message: dict) -> dict:
-    """The model sees role and content (and provider options); ids and timestamps stay stored."""
+    """What the run keeps of a stored message: role, content, provider options and the signal
+    metadata processors read; ids and timestamps stay in the store."""
     out = {"role": message["role"], "content": message["content"]}
-    if "providerOptions" in message:
-        out["providerOptions"] = message["providerOptions"]
+    for key in ("providerOptions", "type", "metadata"):
+        if key in message:
+            out[key] = message[key]
     return out
 
 

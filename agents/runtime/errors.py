@@ -81,3 +81,9 @@ class StructuredOutputError(MastraError):
 
 class RequestContextError(MastraError):
     code = "request_context_invalid"
+
+
+class NotificationError(MastraError):
+    """A notification, a delivery policy or an inbox action was invalid; nothing was stored."""
+
+    code = "notification_error"

@@ -113,6 +113,7 @@ class Run:
         self.feedback: str | None = None
         self.processor_retries = 0
         self._injected: list[dict] = []
+        self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
 
     # -- chunks -------------------------------------------------------------------------------
@@ -143,6 +144,7 @@ class Run:
             await self._finish_aborted(reason=self.abort_signal.reason)
             return await self._finalize()
         self.started = True
+        self.resumed = resuming  # a resumed run updates its stored record, whatever its end
         try:
             if resuming:
                 await self._finish_tool_phase()
@@ -262,6 +264,56 @@ class Run:
         self.inject(render_signal(created))
         return created
 
+    async def _compute_state(self, processor: Any, messages: list[dict], step_number: int) -> None:
+        """Ask a state-owning processor for its channel's next state signal (once per model step).
+
+        ``last_snapshot`` / ``deltas_since_snapshot`` come from the context window, else from the
+        thread's full history; an update with the cache key and mode already current is skipped.
+        """
+        from .signal import echo_chunk, render_signal, state_to_signal
+
+        state_id = processor.state_id
+
+        def states(items: list[dict]) -> list[dict]:
+            found = []
+            for m in items:
+                sig = (m.get("metadata") or {}).get("signal")
+                if sig and sig.get("type") == "state" and (sig.get("attributes") or {}).get("id") == state_id:
+                    found.append(sig)
+            return found
+
+        window = states(messages)
+        history = window
+        if not any(s["attributes"].get("mode") == "snapshot" for s in window) and self.memory is not None:
+            stored = await self.memory["store"].list_messages(resource_id=self.memory["resource_id"],
+                                                              thread_id=self.memory["thread_id"])
+            history = states(stored) + window
+        last_snapshot, deltas = None, []
+        for sig in history:
+            if sig["attributes"].get("mode") == "snapshot":
+                last_snapshot, deltas = sig, []
+            elif last_snapshot is not None:
+                deltas.append(sig)
+        update = await maybe_await(processor.compute_state_signal({
+            "state_id": state_id, "last_snapshot": last_snapshot, "deltas_since_snapshot": deltas,
+            "active_state_signals": window, "context_window": {"has_snapshot": any(
+                s["attributes"].get("mode") == "snapshot" for s in window)},
+            "messages": messages, "step_number": step_number, "request_context": self.request_context,
+        }))
+        if not update:
+            return
+        signal, tracking = state_to_signal({"id": state_id, **update})
+        current = history[-1]["metadata"].get("state", {}) if history else {}
+        if current.get("cacheKey") == tracking["cache_key"] and current.get("mode") == tracking["mode"]:
+            return
+        signal["acceptedAt"] = now_iso()
+        await self.send(echo_chunk(signal, self.run_id))
+        message = render_signal(signal)
+        messages.append(message)
+        if messages is not self.messages:
+            self.messages.append(message)
+        self.response_messages.append(message)
+
     def inject(self, message: dict) -> None:
         """Queue a message (signal) for the next step of this run (tools use it through context)."""
         self._injected.append(message)
@@ -277,6 +329,10 @@ class Run:
 
     # -- one model step -----------------------------------------------------------------------
     async def _model_step(self) -> None:
+        if self.abort_signal is not None and self.abort_signal.aborted:
+            # the cancellation may have been absorbed on the way (e.g. by a sub-agent run that ended
+            # aborted on the same signal): never start a step after an abort
+            raise AbortError(str(self.abort_signal.reason))
         opts = self.options
         step_number = len(self.steps)
         model = self.model
@@ -310,16 +366,26 @@ class Run:
                     send_signal=self.processor_send_signal, run=self))
                 if isinstance(result, list):
                     messages = result
+        for processor in self.input_processors:
+            if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
+                await self._compute_state(processor, messages, step_number)
         await self._drain_into(messages)
         names = [n for n in self.tools if active is None or n in active]
         if tool_choice == "none":
             tool_specs = []
         else:
             tool_specs = [self.tools[n].spec(n, self.tool_descriptions.get(n)) for n in names]
+        request_messages = system + messages if system else list(messages)
+        response_format = self._response_format()
+        injection = (opts.get("structured_output") or {}).get("json_prompt_injection")
+        if response_format is not None and injection in (True, "system", "inline"):
+            request_messages = _inject_json_instruction(request_messages, response_format["schema"],
+                                                        inline=injection == "inline")
+            response_format = None
         request = ModelRequest(
-            messages=system + messages if system else list(messages), tools=tool_specs, tool_choice=tool_choice,
+            messages=request_messages, tools=tool_specs, tool_choice=tool_choice,
             settings=opts.get("model_settings") or {}, provider_options=opts.get("provider_options") or {},
-            response_format=self._response_format(), abort_signal=self.abort_signal,
+            response_format=response_format, abort_signal=self.abort_signal,
             include_raw=bool(opts.get("include_raw_chunks")),
         )
         message_id = new_id()
@@ -487,6 +553,9 @@ class Run:
         self.suspend_payload = {"tool_call_id": p["toolCallId"], "tool_name": p["toolName"], "args": p["args"]}
         await self.send(self.chunk("tool-call-approval", {"toolCallId": p["toolCallId"], "toolName": p["toolName"],
                                                           "args": p["args"]}))
+        # save the thread's messages now, so that the stored state knows they are saved (``saved_upto``)
+        # and the resumed run does not save them a second time
+        await self._save_memory()
         if self.run_store is not None:
             await self.run_store.save_suspended(run_id=self.run_id, agent_id=getattr(self.agent, "id", None),
                                                 tool_call_id=p["toolCallId"], tool_name=p["toolName"],
@@ -715,7 +784,7 @@ class Run:
         """Store the run record: always for thread runs, otherwise for runs that did not end well."""
         if self.run_store is None:
             return
-        if self.memory is None and self.finish_reason not in ("error", "abort", "suspended"):
+        if self.memory is None and self.finish_reason not in ("error", "abort", "suspended") and not self.resumed:
             return
         try:
             await self.run_store.record_run({
@@ -739,7 +808,10 @@ class Run:
             "response_messages": self.response_messages, "steps": [s.to_state() for s in self.steps],
             "usage": dict(self.usage), "pending_calls": self.pending_calls, "done_results": self.done_results,
             "decisions": self.decisions, "options": opts, "remembered": self.remembered,
-            "memory": {k: v for k, v in (self.memory or {}).items() if k != "store"} or None,
+            # JSON-safe: no store, no callback, no title setting (it may hold a model object; the title
+            # generation already started when the run suspended, so the resumed run must not start another)
+            "memory": {k: v for k, v in (self.memory or {}).items()
+                       if k not in ("store", "on_title_generated", "generate_title")} or None,
             "request_context": self.request_context, "started_at": self.started_at,
         }
 
@@ -771,6 +843,26 @@ def _jsonable_option(name: str, value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def _inject_json_instruction(messages: list[dict], schema: dict, *, inline: bool) -> list[dict]:
+    """``structured_output.json_prompt_injection``: put the schema in the prompt instead of sending a
+    native response format — in a system message after the instructions (``True``/``"system"``) or
+    appended to the last user message (``"inline"``). Only the request changes, not the stored messages."""
+    text = (f"JSON schema:\n{json.dumps(schema)}\n"
+            "You MUST answer with a JSON object that matches the JSON schema above.")
+    if inline:
+        for i in range(len(messages) - 1, -1, -1):
+            message = messages[i]
+            if message["role"] == "user":
+                content = message["content"]
+                content = (content + "\n\n" + text if isinstance(content, str)
+                           else list(content) + [{"type": "text", "text": text}])
+                return messages[:i] + [{**message, "content": content}] + messages[i + 1:]
+    leading = 0
+    while leading < len(messages) and messages[leading]["role"] == "system":
+        leading += 1
+    return messages[:leading] + [{"role": "system", "content": text}] + messages[leading:]
 
 
 def _strip_fences(text: str) -> str:

@@ -113,11 +113,12 @@ def create_signal(signal: dict, *, extra_attributes: dict | None = None) -> dict
     tag = signal.get("tag_name")
     if kind in LEGACY_TYPES:
         kind, legacy_tag = LEGACY_TYPES[kind]
-        tag = tag or legacy_tag
+        tag = legacy_tag if tag is None else tag
     if kind not in SIGNAL_TYPES:
         raise SignalError(f"unknown signal type {kind!r}: use one of {', '.join(SIGNAL_TYPES)} "
                           "(and tag_name for a custom tag)", code="invalid_signal_type")
-    tag = check_name(tag or DEFAULT_TAGS[kind], "tag")
+    # an explicit tag_name (even "") is validated; only a missing one takes the type's default
+    tag = check_name(DEFAULT_TAGS[kind] if tag is None else tag, "tag")
     attributes = check_attributes(signal.get("attributes"))
     if extra_attributes:
         attributes.update(check_attributes(extra_attributes, "branch attributes"))

@@ -1,0 +1,291 @@
+"""The fields of ``GenerateResult`` / ``StepResult`` (Mastra's "Valeurs renvoyées")."""
+
+import pytest
+
+from agents.runtime import Agent, InMemoryMemory, Usage, create_tool
+from agents.runtime.testing import ScriptedModel, text_step, tool_step
+
+LOOKUP = create_tool(id="lookup", input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+                     execute=lambda i: {"temp": 31, "city": i["city"]})
+
+
+def two_step_model():
+    return ScriptedModel([
+        tool_step(("call-1", "lookup", {"city": "Lagos"}), usage=(10, 2), response_id="resp-1",
+                  headers={"x-ratelimit-remaining-tokens": "999"}),
+        text_step("It is 31 degrees.", deltas=["It is ", "31 degrees."], usage=(20, 6), response_id="resp-2",
+                  headers={"x-request-id": "req-2"}, provider_metadata={"openai": {"cachedPromptTokens": 0}}),
+    ])
+
+
+async def generate(model=None, **options):
+    model = model or two_step_model()
+    agent = Agent(id="weather", instructions="x", model=model, tools={"lookup": LOOKUP})
+    return await agent.generate("Weather in Lagos?", run_id="run-1", **options)
+
+
+@pytest.mark.asyncio
+async def test_text_is_the_last_steps_text():
+    assert (await generate()).text == "It is 31 degrees."
+
+
+@pytest.mark.asyncio
+async def test_finish_reason_is_the_last_steps_reason():
+    assert (await generate()).finish_reason == "stop"
+
+
+@pytest.mark.asyncio
+async def test_length_finish_reason_is_reported():
+    result = await generate(ScriptedModel([text_step("cut", finish_reason="length")]))
+    assert result.finish_reason == "length"
+
+
+@pytest.mark.asyncio
+async def test_tool_calls_are_chunks():
+    assert (await generate()).tool_calls == [{
+        "type": "tool-call", "runId": "run-1", "from": "AGENT",
+        "payload": {"toolCallId": "call-1", "toolName": "lookup", "args": {"city": "Lagos"}}}]
+
+
+@pytest.mark.asyncio
+async def test_tool_results_are_chunks():
+    assert (await generate()).tool_results == [{
+        "type": "tool-result", "runId": "run-1", "from": "AGENT",
+        "payload": {"toolCallId": "call-1", "toolName": "lookup", "result": {"temp": 31, "city": "Lagos"}}}]
+
+
+@pytest.mark.asyncio
+async def test_usage_is_summed_over_steps():
+    result = await generate()
+    assert result.usage == {"input_tokens": 30, "output_tokens": 8, "total_tokens": 38}
+    assert isinstance(result.usage, Usage)
+    assert result.total_usage == result.usage
+
+
+@pytest.mark.asyncio
+async def test_usage_has_attribute_and_key_access():
+    usage = (await generate()).usage
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (30, 8, 38)
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (30, 8, 38)
+    assert usage.reasoning_tokens is None and usage.cached_input_tokens is None
+
+
+@pytest.mark.asyncio
+async def test_usage_keeps_reasoning_and_cached_tokens_when_known():
+    model = ScriptedModel([text_step("ok", usage={"input_tokens": 5, "output_tokens": 3, "reasoning_tokens": 2,
+                                                  "cached_input_tokens": 4})])
+    usage = (await generate(model)).usage
+    assert usage == {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8, "reasoning_tokens": 2,
+                     "cached_input_tokens": 4}
+    assert usage.reasoning_tokens == 2
+
+
+@pytest.mark.asyncio
+async def test_steps_have_their_own_text_calls_results_reason_and_usage():
+    steps = (await generate()).steps
+    assert [s.step_number for s in steps] == [0, 1]
+    assert [s.text for s in steps] == ["", "It is 31 degrees."]
+    assert [[c["payload"]["toolCallId"] for c in s.tool_calls] for s in steps] == [["call-1"], []]
+    assert [[r["payload"]["result"] for r in s.tool_results] for s in steps] == [[{"temp": 31, "city": "Lagos"}], []]
+    assert [s.finish_reason for s in steps] == ["tool-calls", "stop"]
+    assert [dict(s.usage) for s in steps] == [{"input_tokens": 10, "output_tokens": 2, "total_tokens": 12},
+                                              {"input_tokens": 20, "output_tokens": 6, "total_tokens": 26}]
+    assert [s.is_continued for s in steps] == [True, False]
+
+
+@pytest.mark.asyncio
+async def test_step_response_has_id_model_id_and_headers():
+    steps = (await generate()).steps
+    r0, r1 = steps[0].response, steps[1].response
+    assert (r0["id"], r0["modelId"], r0["headers"]) == ("resp-1", "scripted", {"x-ratelimit-remaining-tokens": "999"})
+    assert (r1["id"], r1["modelId"], r1["headers"]) == ("resp-2", "scripted", {"x-request-id": "req-2"})
+    assert isinstance(r0["timestamp"], str)
+    assert [m["role"] for m in r0["messages"]] == ["assistant"]
+
+
+@pytest.mark.asyncio
+async def test_response_is_the_last_steps_response():
+    response = (await generate()).response
+    assert (response["id"], response["modelId"], response["headers"]) == ("resp-2", "scripted", {"x-request-id": "req-2"})
+    assert response["messages"][0]["content"] == [{"type": "text", "text": "It is 31 degrees."}]
+
+
+@pytest.mark.asyncio
+async def test_request_body_comes_from_the_request_event():
+    model = ScriptedModel([[{"type": "request", "body": {"model": "m", "messages": []}},
+                            {"type": "text-delta", "text": "ok"},
+                            {"type": "finish", "finish_reason": "stop", "usage": None}]])
+    result = await generate(model)
+    assert result.request == {"body": {"model": "m", "messages": []}}
+    assert result.steps[0].request == {"body": {"model": "m", "messages": []}}
+
+
+@pytest.mark.asyncio
+async def test_request_body_is_none_when_the_model_sends_none():
+    assert (await generate()).steps[0].request == {"body": None}
+
+
+@pytest.mark.asyncio
+async def test_warnings_are_collected_from_all_steps():
+    model = ScriptedModel([
+        [{"type": "warning", "message": "topK is not supported"}, {"type": "tool-call", "tool_call_id": "c1",
+         "tool_name": "lookup", "args_text": '{"city": "Abuja"}'}, {"type": "finish", "finish_reason": "tool-calls"}],
+        [{"type": "warning", "message": "seed ignored"}, {"type": "text-delta", "text": "ok"},
+         {"type": "finish", "finish_reason": "stop"}],
+    ])
+    result = await generate(model)
+    assert result.warnings == [{"message": "topK is not supported"}, {"message": "seed ignored"}]
+    assert result.steps[1].warnings == [{"message": "seed ignored"}]
+
+
+@pytest.mark.asyncio
+async def test_provider_metadata_comes_from_the_finish_event():
+    assert (await generate()).provider_metadata == {"openai": {"cachedPromptTokens": 0}}
+
+
+@pytest.mark.asyncio
+async def test_reasoning_and_reasoning_text_come_from_reasoning_deltas():
+    model = ScriptedModel([text_step("42", reasoning=["Think ", "hard."])])
+    result = await generate(model)
+    assert result.reasoning_text == "Think hard."
+    assert result.reasoning == [{"type": "reasoning", "runId": "run-1", "from": "AGENT",
+                                 "payload": {"text": "Think hard."}}]
+    assert result.steps[0].reasoning_text == "Think hard."
+    assert result.text == "42"
+
+
+@pytest.mark.asyncio
+async def test_reasoning_is_empty_without_reasoning_deltas():
+    result = await generate()
+    assert (result.reasoning, result.reasoning_text) == ([], "")
+
+
+@pytest.mark.asyncio
+async def test_sources_and_files_are_chunks():
+    model = ScriptedModel([[
+        {"type": "source", "id": "s1", "sourceType": "url", "url": "https://example.com", "title": "Example"},
+        {"type": "file", "mimeType": "image/png", "data": "aGk="},
+        {"type": "text-delta", "text": "see source"},
+        {"type": "finish", "finish_reason": "stop"},
+    ]])
+    result = await generate(model)
+    assert result.sources == [{"type": "source", "runId": "run-1", "from": "AGENT", "payload": {
+        "id": "s1", "sourceType": "url", "url": "https://example.com", "title": "Example"}}]
+    assert result.files == [{"type": "file", "runId": "run-1", "from": "AGENT",
+                             "payload": {"mimeType": "image/png", "data": "aGk="}}]
+
+
+@pytest.mark.asyncio
+async def test_suspend_payload_is_none_for_a_finished_run():
+    assert (await generate()).suspend_payload is None
+
+
+@pytest.mark.asyncio
+async def test_run_id_is_reported():
+    assert (await generate()).run_id == "run-1"
+
+
+@pytest.mark.asyncio
+async def test_messages_are_input_then_response_messages():
+    messages = (await generate()).messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[0]["content"] == "Weather in Lagos?"
+    assert messages[1]["content"] == [{"type": "tool-call", "toolCallId": "call-1", "toolName": "lookup",
+                                       "args": {"city": "Lagos"}}]
+    assert messages[2]["content"] == [{"type": "tool-result", "toolCallId": "call-1", "toolName": "lookup",
+                                       "result": {"temp": 31, "city": "Lagos"}}]
+    assert messages[3]["content"] == [{"type": "text", "text": "It is 31 degrees."}]
+    assert all(m["id"] and m["createdAt"] for m in messages)
+
+
+@pytest.mark.asyncio
+async def test_remembered_messages_are_only_the_history_from_memory():
+    memory = InMemoryMemory()
+    model = ScriptedModel([text_step("first answer"), text_step("second answer")])
+    agent = Agent(id="a", instructions="x", model=model, memory=memory)
+    first = await agent.generate("one", memory={"resource": "u1", "thread": "t1"})
+    second = await agent.generate("two", memory={"resource": "u1", "thread": "t1"})
+    assert first.remembered_messages == []
+    assert [(m["role"], m["content"]) for m in second.remembered_messages] == [
+        ("user", "one"), ("assistant", [{"type": "text", "text": "first answer"}])]
+    assert [m["role"] for m in second.messages] == ["user", "assistant", "user", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_error_is_none_for_a_finished_run():
+    assert (await generate()).error is None
+
+
+class BlockSecrets:
+    id = "block-secrets"
+
+    def process_output_stream(self, *, chunk, abort):
+        if chunk["type"] == "text-delta" and "secret" in chunk["payload"]["text"]:
+            abort("Leaked a secret", metadata={"word": "secret"})
+        return chunk
+
+
+@pytest.mark.asyncio
+async def test_tripwire_is_set_when_an_output_processor_aborts():
+    chunks = []
+    model = ScriptedModel([text_step("the secret is 42")])
+    agent = Agent(id="a", instructions="x", model=model, output_processors=[BlockSecrets()])
+    result = await agent.generate("hi", on_chunk=chunks.append)
+    assert result.tripwire == {"reason": "Leaked a secret", "retry": False, "metadata": {"word": "secret"},
+                               "processorId": "block-secrets"}
+    assert result.finish_reason == "other"
+    assert result.error is None
+    assert [c["payload"] for c in chunks if c["type"] == "tripwire"] == [
+        {"reason": "Leaked a secret", "processorId": "block-secrets"}]
+    assert "secret" not in "".join(c["payload"].get("text", "") for c in chunks if c["type"] == "text-delta")
+
+
+class RejectResult:
+    id = "judge"
+
+    def process_output_result(self, *, messages, text, abort):
+        abort("Off topic")
+
+
+@pytest.mark.asyncio
+async def test_tripwire_from_the_final_output_check():
+    result = await Agent(id="a", instructions="x", model=ScriptedModel([text_step("football")]),
+                         output_processors=[RejectResult()]).generate("hi")
+    assert result.tripwire["reason"] == "Off topic"
+    assert result.tripwire["processorId"] == "judge"
+
+
+@pytest.mark.asyncio
+async def test_tripwire_is_none_without_processors():
+    assert (await generate()).tripwire is None
+
+
+@pytest.mark.asyncio
+async def test_to_dict_uses_camel_case_keys():
+    data = (await generate()).to_dict()
+    assert set(data) == {"runId", "text", "object", "toolCalls", "toolResults", "usage", "totalUsage", "steps",
+                         "finishReason", "response", "request", "warnings", "providerMetadata", "reasoning",
+                         "reasoningText", "sources", "files", "suspendPayload", "messages", "rememberedMessages",
+                         "error", "tripwire", "traceId", "spanId"}
+    assert data["usage"] == {"inputTokens": 30, "outputTokens": 8, "totalTokens": 38}
+    assert data["finishReason"] == "stop"
+    assert set(data["steps"][0]) == {"stepNumber", "text", "reasoning", "reasoningText", "toolCalls", "toolResults",
+                                     "finishReason", "usage", "request", "response", "warnings", "providerMetadata",
+                                     "sources", "files", "isContinued"}
+    assert data["steps"][1]["usage"] == {"inputTokens": 20, "outputTokens": 6, "totalTokens": 26}
+
+
+@pytest.mark.asyncio
+async def test_to_dict_is_json_serialisable():
+    import json
+
+    json.dumps((await generate()).to_dict())
+
+
+@pytest.mark.asyncio
+async def test_to_dict_reports_an_error_with_its_code():
+    from agents.runtime import ModelError
+
+    data = (await generate(ScriptedModel([ModelError("rate limited", code="rate_limited", status=429)]))).to_dict()
+    assert data["error"] == {"message": "rate limited", "code": "rate_limited"}
+    assert data["finishReason"] == "error"
