@@ -32,42 +32,51 @@ def _check_owner(thread: Thread | None, resource_id: str) -> None:
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
                    last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
-    """Create or update the thread (unless ``read_only``) and return it with its last messages."""
-    with transaction.atomic():
-        thread = Thread.objects.filter(pk=thread_id).first()
-        _check_owner(thread, resource_id)
-        if not read_only:
+    """Create or update the thread (unless ``read_only``) and return it with its last messages.
+
+    The common case (the thread exists, nothing to change) is two reads and no write transaction;
+    creating or updating the thread takes one transaction that re-reads the row under its lock.
+    """
+    thread = Thread.objects.filter(pk=thread_id).first()
+    _check_owner(thread, resource_id)
+    if not read_only and (thread is None or title is not None or metadata is not None):
+        with transaction.atomic():
+            thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
+            _check_owner(thread, resource_id)
             if thread is None:
                 thread = Thread.objects.create(id=thread_id, resource_id=resource_id, title=title or "",
                                                metadata=dict(metadata or {}))
-            elif title is not None or metadata is not None:
+            else:
                 if title is not None:
                     thread.title = title
                 if metadata is not None:
                     thread.metadata = {**thread.metadata, **metadata}
                 thread.save(update_fields=["title", "metadata", "updated_at"])
-        if thread is None or last_messages == 0:
-            return (thread.to_dict() if thread else None), []
-        rows = Message.objects.filter(thread_id=thread_id).order_by("-id")
-        if last_messages is not None and last_messages is not False:
-            rows = rows[:last_messages]
-        history = [m.to_dict() for m in reversed(list(rows))]
-        return thread.to_dict(), history
+    if thread is None or last_messages == 0:
+        return (thread.to_dict() if thread else None), []
+    rows = Message.objects.filter(thread_id=thread_id).order_by("-id")
+    if last_messages is not None and last_messages is not False:
+        rows = rows[:last_messages]
+    history = [m.to_dict() for m in reversed(list(rows))]
+    return thread.to_dict(), history
 
 
 def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
     with transaction.atomic():
-        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
-        _check_owner(thread, resource_id)
-        if thread is None:
-            thread = Thread.objects.create(id=thread_id, resource_id=resource_id)
+        # touching the owner's row first locks it (as select_for_update did) and checks the owner in
+        # one statement; only a missing or foreign thread needs another look
+        touched = Thread.objects.filter(pk=thread_id, resource_id=resource_id).update(updated_at=timezone.now())
+        if not touched:
+            thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
+            _check_owner(thread, resource_id)
+            if thread is None:
+                Thread.objects.create(id=thread_id, resource_id=resource_id)
         Message.objects.bulk_create([
             Message(message_id=m["id"], thread_id=thread_id, resource_id=resource_id, role=m["role"],
                     type=m.get("type") or "", content=m["content"], metadata=m.get("metadata") or {},
                     created_at=_parse_time(m.get("createdAt")))
             for m in messages
         ], ignore_conflicts=True)
-        Thread.objects.filter(pk=thread_id).update(updated_at=timezone.now())
 
 
 def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
@@ -83,15 +92,20 @@ def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
     return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
 
 
+_RUN_FIELDS = ["agent_id", "resource_id", "thread_id", "status", "finish_reason", "usage", "error", "steps",
+               "started_at", "finished_at"]
+
+
 def run_record(run: dict) -> None:
-    Run.objects.update_or_create(id=run["id"], defaults={
-        "agent_id": run.get("agent_id") or "", "resource_id": run.get("resource_id"),
-        "thread_id": run.get("thread_id"), "status": run.get("status") or Run.Status.COMPLETED,
-        "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
-        "error": run.get("error") or "", "steps": run.get("steps") or 0,
-        "started_at": _parse_time(run.get("started_at")),
-        "finished_at": _parse_time(run["finished_at"]) if run.get("finished_at") else None,
-    })
+    """Insert or update the run record in one statement (INSERT ... ON CONFLICT (id) DO UPDATE)."""
+    Run.objects.bulk_create([Run(
+        id=run["id"], agent_id=run.get("agent_id") or "", resource_id=run.get("resource_id"),
+        thread_id=run.get("thread_id"), status=run.get("status") or Run.Status.COMPLETED,
+        finish_reason=run.get("finish_reason") or "", usage=run.get("usage") or {},
+        error=run.get("error") or "", steps=run.get("steps") or 0,
+        started_at=_parse_time(run.get("started_at")),
+        finished_at=_parse_time(run["finished_at"]) if run.get("finished_at") else None,
+    )], update_conflicts=True, unique_fields=["id"], update_fields=_RUN_FIELDS)
 
 
 def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_name: str, args, state: dict) -> None:

@@ -551,15 +551,15 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
     summary_error = None
     if summarise:
         pending = await store.thread_pending(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id)
-        covered = {r["id"] for r in summarise}
-        # the summary counts what is still pending now: this call's deliveries are no longer pending
-        delivered = {rid for rid in full_ids if fields[rid].get("status") == "delivered"}
-        pending = [p for p in pending if p["id"] not in delivered]
-        for p in pending:  # this call's own changes (priority after coalescing) win over the stored row
+        # the summary counts what is pending once this call is settled: records it delivered or
+        # discarded are not; the records it covers are, even if the store has not seen them yet
+        gone = {rid for rid in records if fields[rid].get("status", "pending") != "pending"}
+        pending = [p for p in pending if p["id"] not in gone]
+        seen = {p["id"] for p in pending}
+        pending += [r for r in summarise if r["id"] not in seen]
+        for p in pending:  # this call's own view of a record (priority after coalescing) wins
             if p["id"] in records:
                 p.update(priority=records[p["id"]]["priority"], source=records[p["id"]]["source"])
-        if not any(p["id"] in covered for p in pending):
-            pending = pending + [r for r in summarise if r["id"] not in delivered]
         signal = summary_signal(pending, signal_id=summary_id)
         persist = not any(PRIORITY_RANK[p["priority"]] > PRIORITY_RANK["low"] for p in pending)
         try:
@@ -591,6 +591,10 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
             attempts = (record.get("delivery_attempts") or 0) + 1
             f.update(delivery_attempts=attempts, last_delivery_error=failures[rid][:2000],
                      last_delivery_attempt_at=now)
+            if rid in full_ids and merged.get("deliver_at") is None:
+                f["deliver_at"] = now  # the dispatcher retries the full delivery
+            if rid not in full_ids and merged.get("summary_at") is None:
+                f["summary_at"] = now
             if attempts >= MAX_DELIVERY_ATTEMPTS:
                 f.update(status="failed", next_due_at=None)
             else:
