@@ -8,9 +8,10 @@ these methods.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ToolApproval
@@ -30,6 +31,31 @@ def _check_owner(thread: Thread | None, resource_id: str) -> None:
         raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
 
 
+# The two reads of every memory turn run through ``raw()`` with SQL the ORM compiled once: the same
+# query, the same model instances (``from_db``, field converters), without compiling it per call —
+# which costs more than the query itself on SQLite.
+@lru_cache(maxsize=64)
+def _compiled_sql(vendor: str, query: str, limit: int | None = None) -> str:
+    if query == "thread":
+        qs = Thread.objects.filter(pk="")
+    else:  # the last ``limit`` messages of a thread, newest first
+        qs = Message.objects.filter(thread_id="").order_by("-id")
+        if limit is not None:
+            qs = qs[:limit]
+    sql, params = qs.query.sql_with_params()
+    if list(params) != [""]:
+        raise RuntimeError(f"unexpected parameters {params!r} in the {query} query")
+    return sql
+
+
+def _thread_row(thread_id: str) -> Thread | None:
+    return next(iter(Thread.objects.raw(_compiled_sql(connection.vendor, "thread"), [thread_id])), None)
+
+
+def _history_rows(thread_id: str, limit: int | None) -> list[Message]:
+    return list(Message.objects.raw(_compiled_sql(connection.vendor, "history", limit), [thread_id]))
+
+
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
                    last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
     """Create or update the thread (unless ``read_only``) and return it with its last messages.
@@ -37,7 +63,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     The common case (the thread exists, nothing to change) is two reads and no write transaction;
     creating or updating the thread takes one transaction that re-reads the row under its lock.
     """
-    thread = Thread.objects.filter(pk=thread_id).first()
+    thread = _thread_row(thread_id)
     _check_owner(thread, resource_id)
     if not read_only and (thread is None or title is not None or metadata is not None):
         with transaction.atomic():
@@ -54,10 +80,8 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
                 thread.save(update_fields=["title", "metadata", "updated_at"])
     if thread is None or last_messages == 0:
         return (thread.to_dict() if thread else None), []
-    rows = Message.objects.filter(thread_id=thread_id).order_by("-id")
-    if last_messages is not None and last_messages is not False:
-        rows = rows[:last_messages]
-    history = [m.to_dict() for m in reversed(list(rows))]
+    limit = None if last_messages is None or last_messages is False else last_messages
+    history = [m.to_dict() for m in reversed(_history_rows(thread_id, limit))]
     return thread.to_dict(), history
 
 

@@ -47,3 +47,17 @@ def db_url_for_subprocess(transactional_db) -> str:
         port = settings.get("PORT") or 5432
         return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
     return f"sqlite:///{settings['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """The ORM calls of async code run in asgiref's single worker thread, whose connection outlives
+    the tests: close it before pytest-django destroys the test database (PostgreSQL refuses to drop
+    a database with open connections)."""
+    yield
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    asyncio.run(sync_to_async(connections.close_all)())

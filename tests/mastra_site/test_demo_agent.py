@@ -1,0 +1,105 @@
+"""The demo agent ``ops-assistant`` of ``mastra_site.mastra`` (offline: ``local/echo``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from agents.models import Message, Thread
+from agents.registry import get_mastra
+from agents.runtime import Agent
+from agents.runtime.mastra import AgentNotFound
+from mastra_site.mastra import calculate, calculator_tool, mastra, ops_agent
+
+
+def test_get_mastra_finds_the_demo_agent():
+    assert get_mastra() is mastra
+    agent = get_mastra().get_agent("ops-assistant")
+    assert agent is ops_agent
+    assert isinstance(agent, Agent)
+    assert (agent.id, agent.name) == ("ops-assistant", "Ops Assistant")
+    assert set(get_mastra().get_agents()) == {"ops-assistant"}
+    with pytest.raises(AgentNotFound) as info:
+        get_mastra().get_agent("nobody")
+    assert info.value.code == "agent_not_found"
+
+
+@pytest.mark.asyncio
+async def test_the_agent_offers_its_tools_to_the_model():
+    tools = await ops_agent.get_tools()
+    assert sorted(tools) == ["calculate", "current-time"]
+    assert tools["calculate"].spec("calculate")["parameters"]["required"] == ["expression"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("expression, value", [
+    ("2*(3+4)", 14), ("6*7", 42), ("-2**3", -8), ("7/2", 3.5), ("7//2", 3), ("7%4", 3), ("1.5+1", 2.5),
+])
+async def test_calculate_evaluates_arithmetic(expression, value):
+    assert await calculator_tool.run({"expression": expression}, None) == {"expression": expression, "value": value}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("expression", [
+    "__import__('os')", "open('/etc/passwd')", "x + 1", "(1).__class__", "'a' * 3", "True + 1", "2 ** 1000",
+    "[1, 2]",
+])
+async def test_calculate_rejects_anything_but_arithmetic(expression):
+    with pytest.raises(ValueError):
+        await calculator_tool.run({"expression": expression}, None)
+
+
+def test_calculate_reports_bad_syntax_and_division_by_zero():
+    with pytest.raises(ValueError, match="cannot evaluate '1/0'"):
+        calculate({"expression": "1/0"})
+    with pytest.raises(ValueError, match="cannot evaluate '2\\*\\('"):
+        calculate({"expression": "2*("})
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_agent_answers_a_calculation_with_the_tool():
+    result = await get_mastra().get_agent("ops-assistant").generate('/tool calculate {"expression": "6*7"}')
+    assert result.error is None
+    assert result.finish_reason == "stop"
+    assert "42" in result.text
+    assert result.text == 'echo: tool calculate returned {"expression": "6*7", "value": 42}'
+    assert [c["payload"]["toolName"] for c in result.tool_calls] == ["calculate"]
+    assert [r["payload"]["result"] for r in result.tool_results] == [{"expression": "6*7", "value": 42}]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_dangerous_expression_ends_as_a_tool_error():
+    result = await ops_agent.generate("/tool calculate {\"expression\": \"__import__('os')\"}")
+    assert result.finish_reason == "stop"
+    [tool_result] = [r["payload"] for r in result.tool_results]
+    assert tool_result["isError"] is True
+    assert tool_result["result"] == {"error": "ValueError: only numbers and + - * / // % ** are allowed"}
+    assert result.text == ('echo: tool calculate failed '
+                           '{"error": "ValueError: only numbers and + - * / // % ** are allowed"}')
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_agent_remembers_and_titles_its_threads():
+    mem = {"resource": "ops-user", "thread": "ops-thread"}
+    first = await ops_agent.generate("hello ops", memory=mem)
+    assert first.text == "echo: hello ops"
+    # generate_title=True: the title arrives in the background (local/echo titles with its echo)
+    title = ""
+    for _ in range(250):
+        title = await sync_to_async(lambda: Thread.objects.get(pk="ops-thread").title)()
+        if title:
+            break
+        await asyncio.sleep(0.02)
+    assert title == "echo: hello ops"
+    second = await ops_agent.generate('/tool calculate {"expression": "2*(3+4)"}', memory=mem)
+    assert second.text == 'echo: tool calculate returned {"expression": "2*(3+4)", "value": 14}'
+    assert [m["role"] for m in second.remembered_messages] == ["user", "assistant"]
+    roles = await sync_to_async(lambda: list(Message.objects.filter(thread_id="ops-thread").order_by("id")
+                                             .values_list("role", flat=True)))()
+    assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant"]
+    assert (await sync_to_async(lambda: Thread.objects.get(pk="ops-thread").title)()) == "echo: hello ops"

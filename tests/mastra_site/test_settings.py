@@ -1,0 +1,93 @@
+"""Settings come from the environment (DESIGN §6). Each case imports the settings in a fresh
+process with a chosen environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "MASTRA_DEFAULT_MODEL", "MASTRA_SQLITE_NAME",
+            "MASTRA_SQLITE_TEST_NAME", "DB_CONN_MAX_AGE", "DEBUG", "SECRET_KEY", "MASTRA")
+
+PROBE = """
+import json
+import django
+django.setup()
+from django.conf import settings
+from django.db import connections
+from channels.layers import get_channel_layer
+
+db = settings.DATABASES["default"]
+layer = get_channel_layer()
+print(json.dumps({
+    "engine": db["ENGINE"], "name": str(db["NAME"]), "host": db.get("HOST"), "port": db.get("PORT"),
+    "user": db.get("USER"), "password": db.get("PASSWORD"), "options": db.get("OPTIONS", {}),
+    "vendor": connections["default"].vendor,
+    "layer_backend": settings.CHANNEL_LAYERS["default"]["BACKEND"],
+    "layer_hosts": settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("hosts"),
+    "layer_class": type(layer).__module__ + "." + type(layer).__name__,
+    "broker": settings.CELERY_BROKER_URL, "eager": settings.CELERY_TASK_ALWAYS_EAGER,
+    "model": settings.MASTRA_DEFAULT_MODEL, "mastra": settings.MASTRA, "debug": settings.DEBUG,
+}))
+"""
+
+
+def probe(**env: str) -> dict:
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), **env)
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_default_is_sqlite_in_memory_layer_and_echo_model():
+    s = probe()
+    assert s["engine"] == "django.db.backends.sqlite3"
+    assert s["vendor"] == "sqlite"
+    assert s["name"] == str(ROOT / "db.sqlite3")
+    assert s["options"]["timeout"] == 20
+    assert s["layer_backend"] == "channels.layers.InMemoryChannelLayer"
+    assert s["layer_class"] == "channels.layers.InMemoryChannelLayer"
+    assert s["layer_hosts"] is None
+    assert s["broker"] == "" and s["eager"] is True
+    assert s["model"] == "local/echo"
+    assert s["mastra"] == "mastra_site.mastra:mastra"
+
+
+def test_database_url_selects_postgresql():
+    s = probe(DATABASE_URL="postgres://mastra:s3cret@db.example.internal:5433/mastra_prod")
+    assert s["engine"] == "django.db.backends.postgresql"
+    assert s["vendor"] == "postgresql"
+    assert (s["name"], s["host"], s["port"], s["user"], s["password"]) == (
+        "mastra_prod", "db.example.internal", 5433, "mastra", "s3cret")
+    assert "init_command" not in s["options"]
+    # the channel layer does not depend on the database
+    assert s["layer_backend"] == "channels.layers.InMemoryChannelLayer"
+
+
+def test_redis_url_selects_channels_redis_and_the_celery_broker():
+    s = probe(REDIS_URL="redis://cache.example.internal:6380/2")
+    assert s["layer_backend"] == "channels_redis.core.RedisChannelLayer"
+    assert s["layer_class"] == "channels_redis.core.RedisChannelLayer"
+    assert s["layer_hosts"] == ["redis://cache.example.internal:6380/2"]
+    assert s["broker"] == "redis://cache.example.internal:6380/2" and s["eager"] is False
+    assert s["engine"] == "django.db.backends.sqlite3"
+
+
+def test_production_env_sets_both():
+    s = probe(DATABASE_URL="postgres://u:p@pg:5432/app", REDIS_URL="redis://redis:6379/0",
+              MASTRA_DEFAULT_MODEL="openai/gpt-4o-mini")
+    assert (s["vendor"], s["layer_backend"], s["model"]) == (
+        "postgresql", "channels_redis.core.RedisChannelLayer", "openai/gpt-4o-mini")
+
+
+def test_sqlite_file_name_and_default_model_are_configurable():
+    s = probe(MASTRA_SQLITE_NAME="other.sqlite3", MASTRA_DEFAULT_MODEL="local/echo")
+    assert s["name"] == str(ROOT / "other.sqlite3")
+    assert s["model"] == "local/echo"
