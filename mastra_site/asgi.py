@@ -10,3 +10,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 application = ProtocolTypeRouter({"http": django_asgi_app})
+
+from inbox.scheduler import NotificationSchedulerMiddleware  # noqa: E402
+
+application = NotificationSchedulerMiddleware(application)  # in-process notification dispatch (embedded default)

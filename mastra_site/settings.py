@@ -124,6 +124,15 @@ MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")
 MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000)
 MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15)
+# Due notifications: Celery beat with a broker; the in-process scheduler (inbox.scheduler) without one.
+MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-due-notifications": {
+        "task": "inbox.dispatch_due_notifications",
+        "schedule": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
+        "options": {"expires": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S)},
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

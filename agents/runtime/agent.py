@@ -488,6 +488,15 @@ class Agent:
         return await self._send(signal, "send", resource_id=resource_id, thread_id=thread_id, run_id=run_id,
                                 if_active=if_active, if_idle=if_idle, state=tracking, what="send_state_signal")
 
+    async def send_notification_signal(self, notification: Any, *, resource_id: str, thread_id: str,
+                                       if_idle: dict | None = None):
+        """Store (create or coalesce) a notification in the thread's inbox, resolve the delivery
+        policy and act on it; a list in gives a list out (``agents.runtime.notifications``)."""
+        from .notifications import send_notification_signal
+
+        return await send_notification_signal(self, notification, resource_id=resource_id, thread_id=thread_id,
+                                              if_idle=if_idle)
+
     async def abort_thread(self, *, resource_id: str, thread_id: str) -> bool:
         """Abort the thread's active run wherever it runs; True when a run was active."""
         from .threads import thread_key

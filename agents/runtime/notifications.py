@@ -26,6 +26,7 @@ repeated.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -65,6 +66,7 @@ _ALIASES = {"dedupeKey": "dedupe_key", "coalesceKey": "coalesce_key", "sourceId"
             "deliverWhenIdle": "deliver_when_idle"}
 _DECISION_KEYS = {"action", "deliver_at", "summary_at", "reason", "stream_options", "deliver_when_idle"}
 _POLICY_KEYS = {"default", "priorities", "sources", "decide"}
+_CLAIM_FIELDS = ("lock_token", "locked_until")
 
 
 def utcnow() -> datetime:
@@ -391,8 +393,8 @@ class NotificationStore(Protocol):
         same agent, thread, source, kind and dedupe or coalesce key; claim the rows with ``token``.
         Returns one record per notification, in order, each with ``"coalesced": bool``."""
 
-    async def update(self, *, updates: list[dict], token: str) -> list[str]:
-        """Apply ``{"id", **fields}`` to each record still claimed by ``token``; returns the ids changed."""
+    async def update(self, *, updates: list[dict], token: str) -> int:
+        """Apply ``{"id", **fields}`` to each record still claimed by ``token``; returns the rows changed."""
 
     async def thread_pending(self, *, agent_id: str, resource_id: str, thread_id: str) -> list[dict]:
         """The pending records of a thread's inbox (at least id, source, priority), oldest first."""
@@ -530,6 +532,7 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
         await store.update(updates=before, token=token)
 
     failures: dict[str, str] = {}
+    retry_later: set[str] = set()
     for r in deliver:
         merged = {**r, **fields[r["id"]]}
         signal = notification_signal(merged, status="delivered", signal_id=full_ids[r["id"]])
@@ -542,8 +545,12 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
             continue
         outcome[r["id"]] = {"signal": result.signal, "run_id": result.run_id, "action": result.action,
                             "output": result.output}
-        accepted = result.action in ("wake", "deliver")
         f = fields[r["id"]]
+        if result.action == "blocked":  # another agent's run holds the thread: try again later
+            f.update(deliver_at=merged.get("deliver_at") or now, last_delivery_attempt_at=now)
+            retry_later.add(r["id"])
+            continue
+        accepted = result.action in ("wake", "deliver")
         f.update(deliver_at=None, deliver_when_idle=False, last_delivery_attempt_at=now)
         if accepted:
             f.update(status="delivered", delivered_signal_id=result.signal["id"], delivered_at=now, summary_at=None)
@@ -571,6 +578,10 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
         else:
             for r in summarise:
                 if fields[r["id"]].get("status") == "delivered":
+                    continue
+                if result.action == "blocked":
+                    fields[r["id"]].update(summary_at=now, last_delivery_attempt_at=now)
+                    retry_later.add(r["id"])
                     continue
                 fields[r["id"]].update(summary_signal_id=result.signal["id"], summary_at=None,
                                        last_delivery_attempt_at=now)
@@ -601,11 +612,12 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
                 f["next_due_at"] = now + _backoff(attempts, recheck)
             outcome.setdefault(rid, {})["error"] = failures[rid]
         elif merged.get("status", "pending") == "pending":
-            f["next_due_at"] = _next_due(merged, now=now, waiting=rid in waiting, recheck=recheck)
+            f["next_due_at"] = (now + recheck if rid in retry_later else
+                                _next_due(merged, now=now, waiting=rid in waiting, recheck=recheck))
         else:
             f["next_due_at"] = None
         after.append({"id": rid, **f})
-        outcome.setdefault(rid, {})["record"] = {**record, **f}
+        outcome.setdefault(rid, {})["record"] = {k: v for k, v in {**record, **f}.items() if k not in _CLAIM_FIELDS}
     if after:
         await store.update(updates=after, token=token)
     return outcome
@@ -673,11 +685,13 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
     store = get_notification_store()
     now = now or utcnow()
     token = new_id("lock_")
-    records = await store.ingest(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id,
-                                 notifications=normalized, token=token, locked_until=now + LOCK_TTL, now=now)
     from .threads import thread_key
 
-    state = await runtime.store.thread_state(key=thread_key(resource_id, thread_id))
+    # the thread's state does not depend on the records: read it while they are stored
+    records, state = await asyncio.gather(
+        store.ingest(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, notifications=normalized,
+                     token=token, locked_until=now + LOCK_TTL, now=now),
+        runtime.store.thread_state(key=thread_key(resource_id, thread_id)))
     active = bool(state and state.get("active_run_id"))
     thread = {"active": active, "run_id": (state or {}).get("active_run_id")}
     # a record coalesced twice in one batch is decided once, on its final content

@@ -1,0 +1,47 @@
+"""Admin for notification records: filters by status, priority, source and thread; thin actions that
+call one service each (dismiss, archive, deliver now)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from .models import NotificationRecord
+from .services import notification_archive, notification_dismiss, notifications_deliver_now
+from .tasks import request_dispatch
+
+
+@admin.register(NotificationRecord)
+class NotificationRecordAdmin(admin.ModelAdmin):
+    list_display = ("id", "source", "kind", "priority", "status", "short_summary", "thread_id", "coalesced_count",
+                    "delivery_attempts", "next_due_at", "created_at")
+    list_filter = ("status", "priority", "source", "thread_id")
+    search_fields = ("id", "summary", "source", "kind", "thread_id", "resource_id", "dedupe_key", "coalesce_key")
+    ordering = ("-created_at",)
+    date_hierarchy = "created_at"
+    readonly_fields = [f.name for f in NotificationRecord._meta.fields]
+    actions = ("dismiss", "archive", "deliver_now")
+    list_per_page = 50
+
+    def has_add_permission(self, request) -> bool:
+        return False  # records come from send_notification_signal and webhooks
+
+    @admin.display(description="summary")
+    def short_summary(self, obj: NotificationRecord) -> str:
+        return obj.summary if len(obj.summary) <= 80 else obj.summary[:77] + "..."
+
+    @admin.action(description="Dismiss selected notifications")
+    def dismiss(self, request, queryset):
+        count = notification_dismiss(ids=list(queryset.values_list("id", flat=True)))
+        self.message_user(request, f"{count} notification(s) dismissed.", messages.SUCCESS)
+
+    @admin.action(description="Archive selected notifications")
+    def archive(self, request, queryset):
+        count = notification_archive(ids=list(queryset.values_list("id", flat=True)))
+        self.message_user(request, f"{count} notification(s) archived.", messages.SUCCESS)
+
+    @admin.action(description="Deliver selected notifications now")
+    def deliver_now(self, request, queryset):
+        count = notifications_deliver_now(ids=list(queryset.values_list("id", flat=True)))
+        queued = request_dispatch()
+        when = "now" if queued else "at the next dispatch (in-process scheduler)"
+        self.message_user(request, f"{count} notification(s) will be delivered {when}.", messages.SUCCESS)

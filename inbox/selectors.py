@@ -1,0 +1,54 @@
+"""Reads of the notification inbox."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+
+from .models import NotificationRecord
+
+
+def notifications_pending_in_thread(*, agent_id: str, resource_id: str, thread_id: str) -> list[dict]:
+    """The pending records of a thread's inbox (id, source, priority), oldest first."""
+    return list(NotificationRecord.objects.filter(agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
+                                                  status=NotificationRecord.Status.PENDING)
+                .order_by("created_at").values("id", "source", "priority"))
+
+
+def _thread_rows(*, resource_id: str | None, thread_id: str | None):
+    rows = NotificationRecord.objects.all()
+    if resource_id is not None:
+        rows = rows.filter(resource_id=resource_id)
+    if thread_id is not None:
+        rows = rows.filter(thread_id=thread_id)
+    return rows
+
+
+def notification_list(*, resource_id: str | None, thread_id: str | None, status: str | None = None,
+                      priority: str | None = None, source: str | None = None, query: str | None = None,
+                      limit: int = 20) -> tuple[list[dict], int]:
+    """Records of a thread (or of a resource), newest first, filtered; returns (records, total)."""
+    rows = _thread_rows(resource_id=resource_id, thread_id=thread_id)
+    if status:
+        rows = rows.filter(status=status)
+    if priority:
+        rows = rows.filter(priority=priority)
+    if source:
+        rows = rows.filter(source=source)
+    if query:
+        rows = rows.filter(Q(summary__icontains=query) | Q(source__icontains=query) | Q(kind__icontains=query))
+    total = rows.count()
+    return [r.to_record() for r in rows.order_by("-created_at", "-id")[:limit]], total
+
+
+def notification_counts(*, resource_id: str | None, thread_id: str | None) -> dict[str, int]:
+    """``{status: count}`` of a thread's (or a resource's) inbox."""
+    rows = _thread_rows(resource_id=resource_id, thread_id=thread_id)
+    return {row["status"]: row["n"] for row in rows.values("status").annotate(n=Count("id")).order_by("status")}
+
+
+def notification_get(*, record_id: str, resource_id: str | None = None) -> dict | None:
+    rows = NotificationRecord.objects.filter(pk=record_id)
+    if resource_id is not None:
+        rows = rows.filter(resource_id=resource_id)
+    row = rows.first()
+    return row.to_record() if row else None

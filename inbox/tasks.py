@@ -1,0 +1,45 @@
+"""Celery tasks of the inbox (thin: each calls one function)."""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from celery import shared_task
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+#: how long a task waits, after dispatching, for the thread runs it woke to finish in this worker
+RUN_DRAIN_TIMEOUT_S = 600
+
+
+async def _dispatch_and_drain() -> dict:
+    from agents.runtime.threads import get_thread_runtime
+
+    from .dispatcher import dispatch_due_notifications
+
+    stats = await dispatch_due_notifications()
+    # woken runs execute on this event loop: let them finish before async_to_sync closes it
+    await get_thread_runtime().drain_background(timeout=RUN_DRAIN_TIMEOUT_S)
+    return stats
+
+
+@shared_task(name="inbox.dispatch_due_notifications", ignore_result=True)
+def dispatch_due_notifications_task() -> dict:
+    """Dispatch due notification records (Celery beat runs it every
+    ``MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S`` seconds)."""
+    try:
+        return async_to_sync(_dispatch_and_drain)()
+    except Exception:
+        logger.exception("notification dispatch task failed")
+        raise
+
+
+def request_dispatch() -> bool:
+    """Ask for a dispatch soon: a Celery task when a broker is configured (returns True); without
+    one the in-process scheduler runs at its next tick (returns False)."""
+    if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", True):
+        return False
+    dispatch_due_notifications_task.delay()
+    return True
