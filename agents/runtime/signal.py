@@ -215,7 +215,8 @@ def state_to_signal(state: dict) -> tuple[dict, dict]:
     """A ``send_state_signal`` payload as a ``state`` signal plus its dedupe key ``{id, cache_key, mode}``.
 
     The model sees ``<state id="browser" mode="snapshot">contents</state>`` (custom attributes after
-    ``id`` and ``mode``); ``value`` / ``delta`` are kept in the signal's metadata for processors.
+    ``id`` and ``mode``, which they cannot override); ``value`` / ``delta`` are kept in the signal's
+    metadata for processors.
     """
     if not isinstance(state, dict):
         raise SignalError("a state signal must be a dict", code="invalid_state_signal")
@@ -240,8 +241,11 @@ def state_to_signal(state: dict) -> tuple[dict, dict]:
     except (TypeError, ValueError):
         raise SignalError("value and delta must be JSON-serialisable", code="invalid_state_signal") from None
     own = check_attributes(state.get("attributes"))
+    for reserved in ("id", "mode"):  # the channel and the mode always come from the state itself
+        own.pop(reserved, None)
+    tag = state.get("tag_name")
     signal = create_signal({
-        "type": "state", "tag_name": state.get("tag_name") or "state", "contents": state.get("contents"),
+        "type": "state", "tag_name": "state" if tag is None else tag, "contents": state.get("contents"),
         "attributes": {"id": state_id, "mode": mode, **own},
         "metadata": {**metadata, "state": {"id": state_id, "cacheKey": cache_key, "mode": mode,
                                            "value": state.get("value"), "delta": state.get("delta")}},

@@ -301,3 +301,16 @@ def test_state_signal_invalid_parts():
     assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "tag_name": "1x"}) == "invalid_tag_name"
     assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "contents": "a" * (MAX_CONTENTS_BYTES + 1)}) == \
         "contents_too_large"
+
+
+def test_a_state_signals_custom_id_or_mode_attribute_cannot_override_the_channel():
+    signal, tracking = state_to_signal({"id": "browser", "cache_key": "k", "mode": "delta", "contents": "x",
+                                        "attributes": {"id": "other", "mode": "snapshot", "tab": 2}})
+    assert render_signal(signal)["content"] == '<state id="browser" mode="delta" tab="2">x</state>'
+    assert tracking == {"id": "browser", "cache_key": "k", "mode": "delta"}
+
+
+def test_a_state_signal_with_an_empty_tag_name_is_rejected():
+    with pytest.raises(SignalError) as info:
+        state_to_signal({"id": "browser", "cache_key": "k", "contents": "x", "tag_name": ""})
+    assert info.value.code == "invalid_tag_name"
