@@ -28,4 +28,5 @@ def build_thread_runtime():
     pubsub = None if layer is None or isinstance(layer, InMemoryChannelLayer) else ChannelLayerPubSub(layer)
     runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS)
     runtime.agent_lookup = lambda agent_id: get_mastra().get_agent(agent_id)
+    runtime.registry_agent_ids = lambda: list(get_mastra().get_agents())
     return runtime

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.runtime.errors import SignalError
-from agents.runtime.signal import echo_chunk, render_signal
+from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.runtime.threads import group_name
 from agents.store import _parse_time
 
@@ -31,8 +31,14 @@ EVENT_RETENTION = 2000
 
 
 def _lease_for_update(key: str, resource_id: str, thread_id: str) -> ThreadLease:
-    ThreadLease.objects.get_or_create(thread_key=key, defaults={"resource_id": resource_id, "thread_id": thread_id})
-    return ThreadLease.objects.select_for_update().get(thread_key=key)
+    """The thread's lease row, locked; created idle on the thread's first input."""
+    lease = ThreadLease.objects.select_for_update().filter(thread_key=key).first()
+    if lease is None:
+        # another process may create it at the same moment: its insert wins, ours does nothing
+        ThreadLease.objects.bulk_create([ThreadLease(thread_key=key, resource_id=resource_id, thread_id=thread_id)],
+                                        ignore_conflicts=True)
+        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
+    return lease
 
 
 def _is_active(lease: ThreadLease, now) -> bool:
@@ -139,13 +145,16 @@ def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thr
             return {**base, "action": "blocked", "run_id": lease.owner_run_id}
         if state is not None:
             _record_state(lease, state, accepted, now)
+        # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
+        # of the attributes, the rendered string does
+        stored = {**accepted, "rendered": render_content(accepted)}
         common = {"input_id": accepted["id"], "thread_key": key, "agent_id": agent_id, "resource_id": resource_id,
-                  "thread_id": thread_id, "signal": accepted}
+                  "thread_id": thread_id, "signal": stored}
         if active:
             if behavior == "persist":
-                _store_history(lease, accepted)
+                # stored now as an input; the owner writes it into the history where it belongs in
+                # the run's order (at its next step boundary, or when the run ends)
                 ThreadInput.objects.create(kind=ThreadInput.Kind.ECHO, run_id=lease.owner_run_id, **common)
-                lease.save()
                 return {**base, "action": "persist"}
             if mode == "queue":
                 ThreadInput.objects.create(kind=ThreadInput.Kind.QUEUE, run_id=new_run_id,
@@ -169,16 +178,18 @@ def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thr
             lease.save()
             return {**base, "action": "persist", "events": chunks}
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
+        if lease.owner_run_id:
+            _reclaim_dead_run(lease, now)
+        never_run = lease.token == 0  # no inputs wait on a thread that never ran: only an active one queues
         _take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
         lease.save()
-        leftovers = _pending_for_run(lease, include_queue=False)
+        leftovers = [] if never_run else _pending_for_run(lease, include_queue=False)
         item = ThreadInput.objects.create(kind=ThreadInput.Kind.DELIVER, run_id=new_run_id, status="consumed",
                                           consumed_by=new_run_id, consumed_at=now, stream_options=stream_options,
                                           **common)
         del item
-        Run.objects.update_or_create(id=new_run_id, defaults={
-            "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id, "status": Run.Status.RUNNING,
-            "started_at": now})
+        Run.objects.create(id=new_run_id, agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
+                           status=Run.Status.RUNNING, started_at=now)  # a new id: no row to update
         return {**base, **_lease_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
                 "run_id": new_run_id}
 
@@ -197,29 +208,42 @@ def _pending_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
 
 def drain_inputs(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order."""
+    waiting = ThreadInput.objects.filter(thread_key=key, status=ThreadInput.Status.PENDING,
+                                         kind__in=[ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO])
+    if not waiting.exists():
+        # the usual answer, read without a write transaction; an input stored just after this is
+        # taken at the next step boundary or handed to the next run by finish_run
+        return []
     with transaction.atomic():
-        rows = list(ThreadInput.objects.select_for_update().filter(
-            thread_key=key, status=ThreadInput.Status.PENDING,
-            kind__in=[ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]).order_by("id"))
-        if not rows:
-            return []
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
+        lease = ThreadLease.objects.select_for_update().get(thread_key=key)  # the lease first, as everywhere
         if lease.owner_run_id != run_id or lease.token != token:
             return []  # fenced: a stale owner takes nothing
+        rows = list(waiting.select_for_update().order_by("id"))
+        if not rows:
+            return []
         ThreadInput.objects.filter(pk__in=[r.pk for r in rows]).update(
             status=ThreadInput.Status.CONSUMED, consumed_by=run_id, consumed_at=timezone.now())
         return [{"kind": r.kind, "signal": r.signal} for r in rows]
 
 
-def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: int, now) -> dict | None:
-    """Give the lease to the next run for waiting inputs, or release it. Lease row is locked."""
+def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: int, now,
+              events: list[dict]) -> dict | None:
+    """Give the lease to the next run for waiting inputs, or release it. Lease row is locked.
+    Echo chunks of inputs persisted while the ending run was active are added to ``events``."""
     rows = list(ThreadInput.objects.filter(thread_key=lease.thread_key, status=ThreadInput.Status.PENDING)
                 .order_by("id"))
     echoes = [r for r in rows if r.kind == ThreadInput.Kind.ECHO]
     rows = [r for r in rows if r.kind != ThreadInput.Kind.ECHO]
-    if echoes:  # already in history; the run that would have echoed them is over
+    if echoes:  # persisted while the run was active and not taken by it: into history now, echoed
+        for row in echoes:
+            _store_history(lease, row.signal)
         ThreadInput.objects.filter(pk__in=[r.pk for r in echoes]).update(
-            status=ThreadInput.Status.CONSUMED, consumed_at=now)
+            status=ThreadInput.Status.CONSUMED, consumed_by=lease.owner_run_id, consumed_at=now)
+        chunks = [echo_chunk(r.signal, lease.owner_run_id) for r in echoes]
+        for offset, chunk in enumerate(chunks, start=1):
+            chunk["seq"] = lease.last_seq + offset
+        _append(lease, chunks)
+        events.extend(chunks)
     if not rows:
         _release(lease)
         lease.save()
@@ -245,17 +269,21 @@ def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: i
 
 
 def finish_run(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
-               ttl_ms: int, events: list[dict] | None = None) -> dict | None:
+               ttl_ms: int, events: list[dict] | None = None) -> dict:
     """End the owner's run: write its final events, then hand the lease to the next run for waiting
-    inputs (returned) or release it (None). A fenced-out owner changes nothing."""
+    inputs or release it. Returns ``{"next": lease dict or None, "events": echo chunks written for
+    inputs persisted during the run}``. A fenced-out owner changes nothing (``"fenced": True``)."""
     with transaction.atomic():
         lease = ThreadLease.objects.select_for_update().get(thread_key=key)
         if lease.owner_run_id != run_id or lease.token != token:
-            return None
+            return {"next": None, "events": [], "fenced": True}
         if events:
             _append(lease, events)
         lease.last_seq = max(lease.last_seq, last_seq)
-        return _next_run(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=timezone.now())
+        echoes: list[dict] = []
+        nxt = _next_run(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=timezone.now(),
+                        events=echoes)
+        return {"next": nxt, "events": echoes}
 
 
 def renew_lease(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
@@ -359,33 +387,49 @@ def resume_run(*, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
         return _lease_dict(lease, [])
 
 
-def recover_threads(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], str]) -> list[dict]:
-    """Take over threads whose owner's lease expired, or idle threads with waiting inputs."""
+def _reclaim_dead_run(lease: ThreadLease, now) -> None:
+    """The lease's owner died (its lease expired; the row is locked): the inputs it took but never
+    saved to history are waiting again, ahead of later ones (ids keep their order); its run failed."""
+    dead_run = lease.owner_run_id
+    consumed = ThreadInput.objects.filter(thread_key=lease.thread_key, consumed_by=dead_run,
+                                          status=ThreadInput.Status.CONSUMED)
+    saved = set(Message.objects.filter(thread_id=lease.thread_id, message_id__in=[
+        i.input_id for i in consumed]).values_list("message_id", flat=True))
+    consumed.exclude(input_id__in=saved).update(status=ThreadInput.Status.PENDING, consumed_by=None,
+                                               consumed_at=None)
+    Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
+        status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",
+        finished_at=now)
+
+
+def recover_threads(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                    agent_ids: list[str] | None = None) -> list[dict]:
+    """Take over threads whose owner's lease expired, or idle threads with waiting inputs.
+
+    Only threads of ``agent_ids`` (the agents this process can run; None: any) are taken, so that a
+    process never holds a lease it cannot serve. Each returned lease dict also has the ``events``
+    written for inputs persisted during the dead run."""
     now = timezone.now()
-    expired = list(ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=now)
-                   .values_list("thread_key", flat=True))
-    waiting = list(ThreadInput.objects.filter(status=ThreadInput.Status.PENDING).exclude(
-        kind=ThreadInput.Kind.ECHO).values_list("thread_key", flat=True).distinct())
+    leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=now)
+    inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING).exclude(kind=ThreadInput.Kind.ECHO)
+    if agent_ids is not None:
+        leases = leases.filter(agent_id__in=agent_ids)
+        inputs = inputs.filter(agent_id__in=agent_ids)
+    expired = list(leases.values_list("thread_key", flat=True))
+    waiting = list(inputs.values_list("thread_key", flat=True).distinct())
     started = []
     for key in dict.fromkeys(expired + waiting):
         with transaction.atomic():
             lease = ThreadLease.objects.select_for_update().filter(thread_key=key).first()
             if lease is None or _is_active(lease, now):
                 continue
-            dead_run = lease.owner_run_id
-            if dead_run:
-                # inputs the dead run took but never saved to history are waiting again
-                consumed = ThreadInput.objects.filter(thread_key=key, consumed_by=dead_run,
-                                                      status=ThreadInput.Status.CONSUMED)
-                saved = set(Message.objects.filter(thread_id=lease.thread_id, message_id__in=[
-                    i.input_id for i in consumed]).values_list("message_id", flat=True))
-                consumed.exclude(input_id__in=saved).update(status=ThreadInput.Status.PENDING, consumed_by=None,
-                                                           consumed_at=None)
-                Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
-                    status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",
-                    finished_at=now)
-            nxt = _next_run(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms, now=now)
+            if lease.owner_run_id:
+                _reclaim_dead_run(lease, now)
+            echoes: list[dict] = []
+            nxt = _next_run(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms, now=now,
+                            events=echoes)
             if nxt is not None:
+                nxt["events"] = echoes
                 started.append(nxt)
     return started
 

@@ -287,7 +287,10 @@ class Run:
         if not any(s["attributes"].get("mode") == "snapshot" for s in window) and self.memory is not None:
             stored = await self.memory["store"].list_messages(resource_id=self.memory["resource_id"],
                                                               thread_id=self.memory["thread_id"])
-            history = states(stored) + window
+            saved = states(stored)
+            ids = {s.get("id") for s in saved}
+            # the window's signals already saved are in ``saved``: keep each signal once
+            history = saved + [s for s in window if s.get("id") not in ids]
         last_snapshot, deltas = None, []
         for sig in history:
             if sig["attributes"].get("mode") == "snapshot":
@@ -496,11 +499,15 @@ class Run:
         return structured["_schema"]
 
     async def _drain_into(self, messages: list[dict]) -> None:
-        if self._injected and messages is not self.messages:
-            for msg in self._injected:
-                messages.append(msg)
-        if self._injected:
-            await self._drain()
+        # before the run's first model call, also take thread inputs delivered since the run was
+        # started (e.g. by a process that lost the race to wake the thread): this call answers them
+        first = not self.steps and self.drain_inputs is not None
+        if not self._injected and not first:
+            return
+        before = len(self.messages)
+        await self._drain()
+        if messages is not self.messages:
+            messages.extend(self.messages[before:])
 
     # -- tools --------------------------------------------------------------------------------
     def _needs_approval(self, call: dict) -> bool:

@@ -160,29 +160,33 @@ def render_tag(tag: str, attributes: dict, text: str) -> str:
     return f"<{tag}{attrs}>{escape_text(text)}</{tag}>"
 
 
-def render_signal(signal: dict) -> dict:
-    """The model message for a signal: XML text (plain text for a user signal without attributes)."""
+def render_content(signal: dict) -> Any:
+    """The content the model sees: XML text (plain text for a user signal without attributes)."""
     attributes = {k: v for k, v in signal.get("attributes", {}).items() if v is not None}
     contents = signal["contents"]
     plain = signal["type"] == "user" and not attributes
     if isinstance(contents, str):
-        content: Any = contents if plain else render_tag(signal["tagName"], attributes, contents)
-    else:
-        texts = [p["text"] for p in contents if p["type"] == "text"]
-        others = [p for p in contents if p["type"] != "text"]
+        return contents if plain else render_tag(signal["tagName"], attributes, contents)
+    texts = [p["text"] for p in contents if p["type"] == "text"]
+    if len(texts) == len(contents):
         joined = "\n".join(texts)
-        if not others:
-            content = joined if plain else render_tag(signal["tagName"], attributes, joined)
+        return joined if plain else render_tag(signal["tagName"], attributes, joined)
+    # multimodal: the first text part is wrapped, every other part is kept as it is
+    content, wrapped = [], False
+    for part in contents:
+        if part["type"] == "text" and not wrapped:
+            wrapped = True
+            text = part["text"] if plain else render_tag(signal["tagName"], attributes, part["text"])
+            content.append({"type": "text", "text": text})
         else:
-            # multimodal: the first text part is wrapped, every other part is kept as it is
-            content, wrapped = [], False
-            for part in contents:
-                if part["type"] == "text" and not wrapped:
-                    wrapped = True
-                    content.append({"type": "text", "text": part["text"] if plain else
-                                    render_tag(signal["tagName"], attributes, part["text"])})
-                else:
-                    content.append(part)
+            content.append(part)
+    return content
+
+
+def render_signal(signal: dict) -> dict:
+    """The model message (role ``user``) for a signal. A stored signal carries its ``rendered``
+    content from acceptance time (stored JSON may reorder the attributes; the string keeps them)."""
+    content = signal["rendered"] if "rendered" in signal else render_content(signal)
     message = {"id": signal["id"], "role": "user", "content": content, "createdAt": signal["createdAt"],
                "type": "signal", "metadata": {"signal": signal_summary(signal)}}
     if signal.get("providerOptions"):

@@ -39,6 +39,20 @@ IF_IDLE = ("wake", "persist", "discard")
 FLUSH_NOW = frozenset({"step-finish", "finish", "abort", "error", "tool-call-approval", "tripwire"})
 FLUSH_DELAY_S = 0.02
 FLUSH_MAX = 64
+#: a run's chunks reach this process's subscribers at least this often, however fast the model
+YIELD_EVERY_S = 0.001
+
+
+class _Yield:
+    """Awaited, lets the event loop run once (as ``asyncio.sleep(0)``); harmless when not awaited."""
+
+    __slots__ = ()
+
+    def __await__(self):
+        yield
+
+
+_YIELD = _Yield()
 
 
 def thread_key(resource_id: str, thread_id: str) -> str:
@@ -100,13 +114,24 @@ class ThreadSubscription:
         self._closed = False
         self.last_seq = 0
         self._active_run_id: str | None = None
+        #: live chunks that arrive while ``subscribe`` replays the backlog wait here, so that a
+        #: live chunk never overtakes (and, through the seq check, drops) older replayed ones
+        self._hold: list[dict] | None = None
 
     def _push(self, chunk: dict) -> None:
+        if self._hold is not None:
+            self._hold.append(chunk)
+            return
+        self._accept(chunk)
+
+    def _accept(self, chunk: dict) -> None:
         seq = chunk.get("seq", 0)
         if self._closed or seq <= self.last_seq:
             return
         self.last_seq = seq
-        self._track(chunk)
+        kind = chunk.get("type")
+        if kind == "start" or kind == "finish" or kind == "abort":
+            self._track(chunk)
         self._buffer.append(chunk)
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
@@ -170,6 +195,7 @@ class _ActiveRun:
         self.lost = False
         self.initial_echoes: list[dict] = []
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
+        self.yielded_at = 0.0  # loop time the run last let subscribers run (see ``emit``)
 
 
 class ThreadRuntime:
@@ -185,32 +211,54 @@ class ThreadRuntime:
         self._pubsub_unsubs: dict[str, Callable] = {}
         self._tasks: set[asyncio.Task] = set()
         self._recover_task: asyncio.Task | None = None
+        #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
+        #: them even when they are not in the site's registry
+        self._agents: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
 
     # -- subscriptions ------------------------------------------------------------------------
     async def subscribe(self, agent: Any, resource_id: str, thread_id: str, after_seq: int | None = None) -> ThreadSubscription:
         key = thread_key(resource_id, thread_id)
+        self._agents[agent.id] = agent
         sub = ThreadSubscription(self, agent, key, resource_id, thread_id)
+        sub._hold = []
         self.subscribers.setdefault(key, set()).add(sub)
+        first = self.active.get(key)
+        early = list(first.chunks) if first is not None else []  # the local run's chunks so far
         await self._listen(key)
         if after_seq is not None:
             sub.last_seq = after_seq
+            if key not in self.active:
+                # a resumed subscriber knows the active run even when its start is before after_seq
+                # (read before the backlog: a finish in the backlog then clears it)
+                state = await self.store.thread_state(key=key)
+                if state and state.get("active_run_id"):
+                    sub._active_run_id = state["active_run_id"]
             backlog = await self.store.read_events(key=key, after_seq=after_seq)
             for chunk in backlog:
-                sub._push(chunk)
+                sub._accept(chunk)
+        if early and self.active.get(key) is not first:
+            # the run ended while we read: its chunks up to our registration (later ones are held)
+            for chunk in (early if after_seq is None else [c for c in early if c["seq"] > sub.last_seq]):
+                sub._accept(chunk)
         local = self.active.get(key)
         if local is not None:
+            if after_seq is not None and local.final is None:
+                sub._active_run_id = local.run_id
             for chunk in (local.chunks if after_seq is None else [c for c in local.chunks if c["seq"] > sub.last_seq]):
-                sub._push(chunk)
-        elif after_seq is None:
+                sub._accept(chunk)
+        elif after_seq is None and not early:
             state = await self.store.thread_state(key=key)
             if state and state.get("active_run_id"):
                 sub._active_run_id = state["active_run_id"]
                 for chunk in await self.store.read_events(key=key, run_id=state["active_run_id"]):
-                    sub._push(chunk)
+                    sub._accept(chunk)
                 if sub.last_seq == 0:
-                    sub.last_seq = state.get("last_seq", 0)
+                    sub.last_seq = _base_seq(state, sub._hold)
             elif state:
-                sub.last_seq = state.get("last_seq", 0)
+                sub.last_seq = _base_seq(state, sub._hold)
+        held, sub._hold = sub._hold, None
+        for chunk in held:  # what arrived live meanwhile, after the replay (duplicates dropped by seq)
+            sub._accept(chunk)
         self.ensure_recovery_loop()
         return sub
 
@@ -263,6 +311,7 @@ class ThreadRuntime:
                    run_id: str | None, if_active: dict | None, if_idle: dict | None,
                    state: dict | None = None) -> SendResult:
         """Accept one input (store it durably, decide) and act on the decision."""
+        self._agents[agent.id] = agent
         if_active = _branch(if_active, IF_ACTIVE, "if_active")
         if_idle = _branch(if_idle, IF_IDLE, "if_idle")
         if run_id is not None and not isinstance(run_id, str):
@@ -294,7 +343,9 @@ class ThreadRuntime:
             await self._publish_remote(key, decision["events"])
         output = None
         if action == "wake":
-            output = await self._start_run(agent, key, decision, [accepted], stream_options)
+            # inputs a dead owner left behind come first (``signals`` ends with this one)
+            output = await self._start_run(agent, key, decision, decision.get("signals") or [accepted],
+                                           stream_options)
         elif action == "deliver":
             self._nudge(key)
         return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output)
@@ -325,6 +376,13 @@ class ThreadRuntime:
                 active.initial_echoes = []
             if user_on_chunk is not None:
                 return user_on_chunk(chunk)
+            if key in self.subscribers:
+                # a model that streams without pausing would keep every chunk from this process's
+                # subscribers until its step ends: go round the event loop now and then
+                now = asyncio.get_running_loop().time()
+                if now - active.yielded_at >= YIELD_EVERY_S:
+                    active.yielded_at = now
+                    return _YIELD
             return None
 
         async def drain(run) -> list[dict]:
@@ -335,7 +393,9 @@ class ThreadRuntime:
             for item in taken:
                 sig = item["signal"]
                 self._emit(active, echo_chunk(sig, active.run_id))
-                if item["kind"] != "echo":
+                if item["kind"] == "echo":  # persisted: into the history in order, not to the model
+                    run.response_messages.append(render_signal(sig))
+                else:
                     out.append(render_signal(sig))
             return out
 
@@ -366,25 +426,41 @@ class ThreadRuntime:
         try:
             renew_task.cancel()
             final = active.final
-            await self._flush(active)
+            # a write in flight ends first; chunks still buffered go into the run's last transaction
+            if active.flush_handle is not None:
+                active.flush_handle.cancel()
+                active.flush_handle = None
+            while active.flushing is not None and not active.flushing.done():
+                await asyncio.shield(active.flushing)
             if active.lost:
                 return
+            tail, active.pending = active.pending, []  # already published here, not yet elsewhere
             events = [final] if final is not None else []
             if finish_reason == "suspended":
                 await self.store.suspend(key=active.key, run_id=active.run_id, token=active.token,
-                                         last_seq=active.seq, events=events)
+                                         last_seq=active.seq, events=tail + events)
                 nxt = None
             else:
-                nxt = await self.store.finish(key=active.key, run_id=active.run_id, token=active.token,
-                                              last_seq=active.seq, new_run_id=new_id(), process_id=self.process_id,
-                                              ttl_ms=self.lease_ttl_ms, events=events)
+                ended = await self.store.finish(key=active.key, run_id=active.run_id, token=active.token,
+                                                last_seq=active.seq, new_run_id=new_id(),
+                                                process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
+                                                events=tail + events)
+                if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
+                    active.lost = True
+                    if self.active.get(active.key) is active:
+                        self.active.pop(active.key, None)
+                    return
+                nxt = ended["next"]
+                events = events + ended["events"]
             if self.active.get(active.key) is active:
                 self.active.pop(active.key, None)
             if events:
                 self._publish_local(active.key, events)
-                await self._publish_remote(active.key, events)
+            if tail or events:
+                await self._publish_remote(active.key, tail + events)
             if nxt is not None:
-                nxt.update(resource_id=active.resource_id, thread_id=active.thread_id, last_seq=active.seq)
+                nxt.update(resource_id=active.resource_id, thread_id=active.thread_id,
+                           last_seq=max(active.seq, *(e["seq"] for e in events)) if events else active.seq)
                 next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self._agent_for(nxt["agent_id"])
                 await self._start_run(next_agent, active.key, nxt, nxt["signals"], nxt.get("stream_options") or {})
             elif active.key not in self.subscribers and active.key not in self.active:
@@ -394,7 +470,23 @@ class ThreadRuntime:
             if self.active.get(active.key) is active:
                 self.active.pop(active.key, None)
 
+    #: ids of the agents of the site's registry (set with ``agent_lookup``); recovery only takes
+    #: threads of agents this process can run
+    registry_agent_ids: Callable[[], Any] | None = None
+
+    def known_agent_ids(self) -> list[str] | None:
+        """Agents this process can run, or None when any agent id is accepted (no registry)."""
+        if self.registry_agent_ids is None and self.agent_lookup is not None:
+            return None
+        ids = set(self._agents.keys())
+        if self.registry_agent_ids is not None:
+            ids.update(self.registry_agent_ids())
+        return sorted(ids)
+
     def _agent_for(self, agent_id: str) -> Any:
+        known = self._agents.get(agent_id)
+        if known is not None:
+            return known
         if self.agent_lookup is None:
             raise AgentConfigError("agents", f"no agent registry to find {agent_id!r}")
         return self.agent_lookup(agent_id)
@@ -437,7 +529,12 @@ class ThreadRuntime:
             return
         active.pending.append(chunk)
         self._publish_local(active.key, [chunk])
-        if chunk["type"] in FLUSH_NOW or len(active.pending) >= FLUSH_MAX:
+        kind = chunk["type"]
+        if kind == "step-finish" and not chunk["payload"]["stepResult"].get("isContinued", True):
+            # the run's last step: its tail goes with the run's final transaction (``_end_run``)
+            if active.flush_handle is None:
+                self._schedule_flush(active, FLUSH_DELAY_S)
+        elif kind in FLUSH_NOW or len(active.pending) >= FLUSH_MAX:
             self._schedule_flush(active, 0)
         elif active.flush_handle is None:
             self._schedule_flush(active, FLUSH_DELAY_S)
@@ -505,7 +602,7 @@ class ThreadRuntime:
             await self._publish_remote(key, outcome["events"])
         elif self.pubsub is not None:
             await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": outcome["run_id"]})
-        if outcome.get("released") and self.agent_lookup is not None:
+        if outcome.get("released"):
             await self.recover()  # inputs that waited behind the suspended run go next
         return True
 
@@ -514,10 +611,13 @@ class ThreadRuntime:
 
         Returns the run ids started here.
         """
-        lookup = agent_lookup or self.agent_lookup
+        lookup = agent_lookup or self._agent_for
         started = []
         for lease in await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
-                                              new_run_id=new_id):
+                                              new_run_id=new_id, agent_ids=self.known_agent_ids()):
+            if lease.get("events"):
+                self._publish_local(lease["key"], lease["events"])
+                await self._publish_remote(lease["key"], lease["events"])
             try:
                 agent = lookup(lease["agent_id"])
             except Exception:
@@ -567,6 +667,15 @@ class ThreadRuntime:
                 await asyncio.wait(tasks, timeout=max(0.0, loop_deadline - asyncio.get_running_loop().time()))
             else:
                 await asyncio.sleep(0.005)
+
+
+def _base_seq(state: dict, held: list[dict] | None) -> int:
+    """Where a new subscriber of a thread starts: after the thread's last seq, but never after a
+    chunk that arrived live while it subscribed (that chunk is news to it)."""
+    base = state.get("last_seq", 0)
+    if held:
+        base = min(base, held[0].get("seq", 0) - 1)
+    return base
 
 
 def _branch(value: Any, behaviors: tuple, name: str) -> dict:
