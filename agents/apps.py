@@ -17,7 +17,7 @@ class AgentsConfig(AppConfig):
 def build_thread_runtime():
     """The process's thread runtime: leases and inputs in the database, pub/sub on the channel layer
     (none with the in-memory layer, which cannot leave the process anyway)."""
-    from channels.layers import InMemoryChannelLayer, get_channel_layer
+    from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers, get_channel_layer
     from django.conf import settings
 
     from agents.coordination import ChannelLayerPubSub, DjangoThreadStore
@@ -25,7 +25,12 @@ def build_thread_runtime():
     from agents.runtime.threads import ThreadRuntime
 
     layer = get_channel_layer()
-    pubsub = None if layer is None or isinstance(layer, InMemoryChannelLayer) else ChannelLayerPubSub(layer)
+    if layer is None or isinstance(layer, InMemoryChannelLayer):
+        pubsub = None
+    else:
+        # a layer of its own: the runtime lives on one event loop, and a shared layer's receive
+        # state must not outlive (or cross) the loop it was used on
+        pubsub = ChannelLayerPubSub(channel_layers.make_backend(DEFAULT_CHANNEL_LAYER))
     runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS)
     runtime.agent_lookup = lambda agent_id: get_mastra().get_agent(agent_id)
     runtime.registry_agent_ids = lambda: list(get_mastra().get_agents())
