@@ -509,12 +509,19 @@ class ChannelLayerPubSub:
                 self._reader = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
+        task = asyncio.current_task()
         while True:
+            if task is not None and task.cancelling():
+                # channels-redis may swallow our cancellation or turn it into another error (its
+                # receive bookkeeping): stop anyway, or this loop outlives its event loop's shutdown
+                raise asyncio.CancelledError()
             try:
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
             except Exception:
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError() from None
                 logger.exception("channel layer receive failed")
                 await asyncio.sleep(0.5)
                 continue

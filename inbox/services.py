@@ -7,16 +7,20 @@ expired), and changed afterwards only by the holder of its ``lock_token``.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.models import Message, ThreadInput
+from agents.coordination import _is_active as lease_is_active  # the rule of agents.coordination.thread_state
+from agents.models import Message, ThreadInput, ThreadLease
 from agents.runtime.notifications import MAX_DELIVERY_ATTEMPTS, PRIORITY_RANK
 
 from .models import RECORD_FIELDS, NotificationRecord, new_record_id
+
+logger = logging.getLogger(__name__)
 
 PENDING = NotificationRecord.Status.PENDING
 #: fields the runtime may change through ``notifications_update``
@@ -35,6 +39,8 @@ def _unclaimed(now: datetime, token: str | None = None) -> Q:
 
 _MERGED = ("summary", "payload", "priority", "priority_rank", "attributes", "metadata", "coalesced_count",
            "dedupe_key", "coalesce_key", "source_id", "lock_token", "locked_until", "updated_at")
+#: every field the ingest may write on an existing row
+_WRITABLE = frozenset(_MERGED) | UPDATABLE
 
 
 def _merge(record: NotificationRecord, n: dict, *, token: str, locked_until: datetime, now: datetime) -> None:
@@ -56,22 +62,6 @@ def _merge(record: NotificationRecord, n: dict, *, token: str, locked_until: dat
     record.updated_at = now
 
 
-def _coalesce_target(*, agent_id: str, resource_id: str, thread_id: str, notification: dict, token: str,
-                     now: datetime) -> NotificationRecord | None:
-    """The oldest unclaimed pending record ``notification`` coalesces into, locked (PostgreSQL).
-
-    Raw SQL on purpose: this runs on every ingest and the ORM spends longer compiling the query than
-    the database spends answering it (see bench/inbox.py)."""
-    table = NotificationRecord._meta.db_table
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    sql = (f"SELECT * FROM {table} WHERE agent_id = %s AND resource_id = %s AND thread_id = %s AND source = %s "
-           f"AND kind = %s AND status = %s AND (dedupe_key = %s OR coalesce_key = %s) "
-           f"AND (lock_token = '' OR locked_until < %s OR lock_token = %s) ORDER BY created_at LIMIT 1{lock}")
-    params = [agent_id, resource_id, thread_id, notification["source"], notification["kind"], PENDING,
-              notification["dedupe_key"], notification["coalesce_key"], now, token]
-    return next(iter(NotificationRecord.objects.raw(sql, params)), None)
-
-
 def notifications_ingest(*, agent_id: str, resource_id: str, thread_id: str, notifications: list[dict], token: str,
                          locked_until: datetime, now: datetime) -> list[dict]:
     """Create or coalesce each (validated) notification and claim the rows with ``token``.
@@ -79,44 +69,248 @@ def notifications_ingest(*, agent_id: str, resource_id: str, thread_id: str, not
     A notification coalesces into the oldest *unclaimed* pending record of the same agent, thread,
     source and kind whose dedupe key or coalesce key is the same (a record another process is
     delivering right now is not pending any more for this purpose: a new record is created).
-    Returns one record dict per notification, in order, with ``coalesced``.
+    Returns one record dict per notification, in order, with ``coalesced``. One call of
+    :func:`notifications_ingest_batch`.
     """
-    out: list[dict] = []
-    created: list[NotificationRecord] = []
-    changed: dict[str, NotificationRecord] = {}
-    by_key: dict[tuple, NotificationRecord] = {}  # records of this batch, by (source, kind, key kind, key)
-    with transaction.atomic():
-        for n in notifications:
-            keys = [("dedupe", n["dedupe_key"]), ("coalesce", n["coalesce_key"])]
-            keys = [(kind, value) for kind, value in keys if value]
-            record = next((by_key[(n["source"], n["kind"], *k)] for k in keys
-                           if (n["source"], n["kind"], *k) in by_key), None)
-            if record is None and keys:
-                record = _coalesce_target(agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
-                                          notification=n, token=token, now=now)
-            if record is not None:
-                _merge(record, n, token=token, locked_until=locked_until, now=now)
-                if not record._state.adding:
-                    changed[record.id] = record
-                coalesced = True
-            else:
-                record = NotificationRecord(
-                    id=new_record_id(), agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
-                    source=n["source"], source_id=n["source_id"], kind=n["kind"], priority=n["priority"],
-                    priority_rank=PRIORITY_RANK[n["priority"]], summary=n["summary"], payload=n["payload"],
-                    dedupe_key=n["dedupe_key"], coalesce_key=n["coalesce_key"], attributes=n["attributes"],
-                    metadata=n["metadata"], lock_token=token, locked_until=locked_until, created_at=now,
-                    updated_at=now)
-                created.append(record)
-                coalesced = False
-            for k in keys:
-                by_key.setdefault((n["source"], n["kind"], *k), record)
-            out.append((record, coalesced))
-        for start in range(0, len(created), 200):
-            _insert(created[start:start + 200])
-        for record in changed.values():
-            _update_claimed([record.id], {name: getattr(record, name) for name in _MERGED}, None)
-    return [{**record.to_record(), "coalesced": coalesced} for record, coalesced in out]
+    call = {"agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
+            "notifications": notifications, "token": token, "locked_until": locked_until, "now": now}
+    return notifications_ingest_batch(calls=[call])[0]["records"]
+
+
+def notifications_group_commit(*, ingests: list[dict], updates: list[dict]) -> dict:
+    """One transaction for what concurrent ``send_notification_signal`` calls of one process asked
+    for meanwhile (``inbox.store``): the ``updates`` jobs (``{"updates", "token"}``, see
+    :func:`notifications_update`) first, then the ``ingests`` (see :func:`notifications_ingest_batch`).
+    An updates job only settles records an earlier call claimed, so running it first is running it
+    as if it had committed just before. Any database error rolls everything back and is raised.
+
+    Returns ``{"updates": [rows changed per job], "ingests": [outcome per call]}``.
+    """
+    with transaction.atomic(savepoint=False):
+        changed = [notifications_update(**job) for job in updates]
+        outcomes = notifications_ingest_batch(calls=ingests) if ingests else []
+    return {"updates": changed, "ingests": outcomes}
+
+
+def notifications_ingest_batch(*, calls: list[dict]) -> list[dict]:
+    """Ingest the notifications of several calls, in order, in one transaction.
+
+    A call is ``{"agent_id", "resource_id", "thread_id", "notifications", "token", "locked_until",
+    "now"}`` (the arguments of :func:`notifications_ingest`), plus optionally ``"thread_key"`` (read
+    that thread's state: ``"thread"`` in the outcome, None without a lease) and ``"plan"``, a
+    callable ``plan(records, thread_state) -> {"updates": [{"id", **fields}], ...}`` run once the
+    call's records are ingested; its updates (fields of :data:`UPDATABLE`, on the call's own
+    records) are written with the records, and its result is returned as ``"planned"``. A plan that
+    raises is logged and leaves that call's records claimed and undecided (no ``"planned"``).
+
+    Coalescing is :func:`notifications_ingest`'s, call after call: a call sees the records earlier
+    calls of the batch created or changed (a record an earlier call released is coalesced into; one
+    it still claims is not). Statements, whatever the number of calls: one ``SELECT … FOR UPDATE``
+    of the coalescing candidates (when a notification has a key), one ``SELECT`` of the thread leases
+    (when a call has ``thread_key``), one ``INSERT`` (executemany) of the new records, one ``UPDATE``
+    (executemany) per set of changed columns. Returns ``[{"records", "thread"?, "planned"?}]`` in call order.
+    """
+    with transaction.atomic(savepoint=False):
+        rows = _coalesce_candidates(calls)
+        pool, batch = _Candidates(rows), _BatchWrites(rows)
+        states = _thread_states({call["thread_key"] for call in calls if call.get("thread_key")})
+        outcomes = [_ingest_call(call, pool, states, batch) for call in calls]
+        batch.write()
+    return outcomes
+
+
+def _coalesce_candidates(calls: list[dict]) -> list[NotificationRecord]:
+    """The unclaimed pending records the notifications of ``calls`` may coalesce into, oldest first,
+    locked (PostgreSQL): a superset, one condition per resource, source, kind and agent (an index
+    scan of ``notif_pending_thread`` each) over those threads and keys; ``_Candidates`` picks the
+    exact match per notification (same thread, a key of its own, unclaimed at the call's ``now``).
+
+    Raw SQL on purpose: this runs on every ingest and the ORM spends longer compiling the query than
+    the database spends answering it (see bench/inbox.py)."""
+    groups: dict[tuple, tuple[set, set, set]] = {}
+    for call in calls:
+        for n in call["notifications"]:
+            if n["dedupe_key"] or n["coalesce_key"]:
+                threads, dedupe, coalesce = groups.setdefault(
+                    (call["resource_id"], n["source"], n["kind"], call["agent_id"]), (set(), set(), set()))
+                threads.add(call["thread_id"])
+                if n["dedupe_key"]:
+                    dedupe.add(n["dedupe_key"])
+                if n["coalesce_key"]:
+                    coalesce.add(n["coalesce_key"])
+    if not groups:
+        return []
+
+    def one_of(column: str, values: set) -> str:
+        params.extend(sorted(values))
+        return f"{column} = %s" if len(values) == 1 else f"{column} IN ({', '.join(['%s'] * len(values))})"
+
+    db = connections[DEFAULT_DB_ALIAS]
+    clauses, params = [], [PENDING, max(call["now"] for call in calls)]  # claims are checked per call later
+    for (resource_id, source, kind, agent_id), (threads, dedupe, coalesce) in groups.items():
+        params += [resource_id]
+        in_threads = one_of("thread_id", threads)
+        params += [source, kind, agent_id]
+        keys = [one_of(column, values) for column, values in (("dedupe_key", dedupe), ("coalesce_key", coalesce))
+                if values]
+        clauses.append(f"(resource_id = %s AND {in_threads} AND source = %s AND kind = %s AND agent_id = %s"
+                       f" AND ({' OR '.join(keys)}))")
+    lock = " FOR UPDATE" if db.features.has_select_for_update else ""
+    sql = (f"SELECT * FROM {NotificationRecord._meta.db_table} WHERE status = %s "
+           f"AND (lock_token = '' OR locked_until < %s) AND ({' OR '.join(clauses)}) ORDER BY created_at, id{lock}")
+    return list(NotificationRecord.objects.raw(sql, params))
+
+
+class _Candidates:
+    """Records notifications may coalesce into, by agent, resource, thread, source and kind: those
+    read from the database and those the batch creates."""
+
+    def __init__(self, records: list[NotificationRecord]):
+        self.by_thread: dict[tuple, list[NotificationRecord]] = {}
+        for record in records:
+            self.add(record)
+
+    def add(self, record: NotificationRecord) -> None:
+        key = (record.agent_id, record.resource_id, record.thread_id, record.source, record.kind)
+        self.by_thread.setdefault(key, []).append(record)
+
+    def oldest(self, call: dict, n: dict) -> NotificationRecord | None:
+        """What ``_coalesce_target`` used to ask the database: the oldest pending record of the
+        call's thread with the same source and kind and key, unclaimed or claimed by the call."""
+        now, token = call["now"], call["token"]
+        rows = self.by_thread.get((call["agent_id"], call["resource_id"], call["thread_id"], n["source"], n["kind"]))
+        found = None
+        for r in rows or ():
+            if r.status != PENDING:
+                continue
+            if not ((n["dedupe_key"] and r.dedupe_key == n["dedupe_key"])
+                    or (n["coalesce_key"] and r.coalesce_key == n["coalesce_key"])):
+                continue
+            if not (r.lock_token == "" or (r.locked_until is not None and r.locked_until < now)
+                    or r.lock_token == token):
+                continue
+            if found is None or r.created_at < found.created_at:
+                found = r
+        return found
+
+
+def _thread_states(keys: set[str]) -> dict[str, dict | None]:
+    """``agents.coordination.thread_state`` for several threads, in one query (read-only)."""
+    if not keys:
+        return {}
+    now = timezone.now()
+    leases = {lease.thread_key: lease for lease in ThreadLease.objects.filter(thread_key__in=sorted(keys))}
+    states: dict[str, dict | None] = {}
+    for key in keys:
+        lease = leases.get(key)
+        if lease is None:
+            states[key] = None
+            continue
+        active = lease_is_active(lease, now)
+        states[key] = {"active_run_id": lease.owner_run_id if active else None,
+                       "status": lease.status if active else "idle", "agent_id": lease.agent_id,
+                       "last_seq": lease.last_seq}
+    return states
+
+
+class _BatchWrites:
+    """The rows a batch creates and changes, written at the end: one ``INSERT`` (executemany) of the
+    new rows, one ``UPDATE`` (executemany) per set of changed columns. A changed row is written only
+    in the columns whose value differs from what was read (``loaded``, locked since)."""
+
+    def __init__(self, loaded: list[NotificationRecord]):
+        self.created: list[NotificationRecord] = []
+        self.changed: dict[str, tuple[NotificationRecord, set[str]]] = {}
+        self.loaded = {record.id: {name: getattr(record, name) for name in _WRITABLE} for record in loaded}
+
+    def change(self, record: NotificationRecord, names) -> None:
+        if record._state.adding:
+            return  # not inserted yet: the INSERT writes every field
+        self.changed.setdefault(record.id, (record, set()))[1].update(names)
+
+    def write(self) -> None:
+        if self.created:
+            _insert(self.created)
+        groups: dict[tuple, list[NotificationRecord]] = {}
+        for record, names in self.changed.values():
+            loaded = self.loaded.get(record.id)
+            if loaded is not None:
+                names = {name for name in names if name not in loaded or getattr(record, name) != loaded[name]}
+            groups.setdefault(tuple(sorted(names)), []).append(record)
+        for names, records in groups.items():
+            if names:
+                _update_rows(records, names)
+
+
+def _ingest_call(call: dict, pool: _Candidates, states: dict, batch: _BatchWrites) -> dict:
+    """One call of :func:`notifications_ingest_batch`: create or coalesce its notifications in
+    memory (``batch`` writes them), then run its plan and apply the plan's updates."""
+    token, now, locked_until = call["token"], call["now"], call["locked_until"]
+    out: list[tuple[NotificationRecord, bool]] = []
+    by_key: dict[tuple, NotificationRecord] = {}  # records of this call, by (source, kind, key kind, key)
+    for n in call["notifications"]:
+        keys = [("dedupe", n["dedupe_key"]), ("coalesce", n["coalesce_key"])]
+        keys = [(kind, value) for kind, value in keys if value]
+        record = next((by_key[(n["source"], n["kind"], *k)] for k in keys
+                       if (n["source"], n["kind"], *k) in by_key), None)
+        if record is None and keys:
+            record = pool.oldest(call, n)
+        if record is not None:
+            _merge(record, n, token=token, locked_until=locked_until, now=now)
+            batch.change(record, _MERGED)
+            coalesced = True
+        else:
+            record = NotificationRecord(
+                id=new_record_id(), agent_id=call["agent_id"], resource_id=call["resource_id"],
+                thread_id=call["thread_id"], source=n["source"], source_id=n["source_id"], kind=n["kind"],
+                priority=n["priority"], priority_rank=PRIORITY_RANK[n["priority"]], summary=n["summary"],
+                payload=n["payload"], dedupe_key=n["dedupe_key"], coalesce_key=n["coalesce_key"],
+                attributes=n["attributes"], metadata=n["metadata"], lock_token=token, locked_until=locked_until,
+                created_at=now, updated_at=now)
+            batch.created.append(record)
+            if keys:
+                pool.add(record)
+            coalesced = False
+        for k in keys:
+            by_key.setdefault((n["source"], n["kind"], *k), record)
+        out.append((record, coalesced))
+    outcome: dict = {"records": [{**record.to_record(), "coalesced": coalesced} for record, coalesced in out]}
+    key = call.get("thread_key")
+    if key:
+        outcome["thread"] = states.get(key)
+        if call.get("plan") is not None:
+            _apply_plan(call, outcome, {record.id: record for record, _ in out}, batch)
+    return outcome
+
+
+def _apply_plan(call: dict, outcome: dict, records: dict[str, NotificationRecord], batch: _BatchWrites) -> None:
+    """Run ``call["plan"]`` on the call's ingested records and apply its updates to them in memory
+    (as :func:`notifications_update` would: ``priority_rank`` follows ``priority``, ``updated_at``
+    is now)."""
+    try:
+        planned = call["plan"](outcome["records"], outcome["thread"])
+        updates = planned["updates"]
+        for update in updates:
+            unknown = set(update) - UPDATABLE - {"id"}
+            if unknown:
+                raise ValueError(f"cannot update notification field {sorted(unknown)[0]!r}")
+            if update["id"] not in records:
+                raise ValueError(f"a plan updated {update['id']!r}, not a record of its call")
+    except Exception:
+        logger.exception("notification plan failed; the call decides on its own")
+        return
+    stamp = timezone.now()
+    for update in updates:
+        record = records[update["id"]]
+        names = {k for k in update if k != "id"} | {"updated_at"}
+        for name in names - {"updated_at"}:
+            setattr(record, name, update[name])
+        if "priority" in names:
+            record.priority_rank = PRIORITY_RANK[record.priority]
+            names.add("priority_rank")
+        record.updated_at = stamp
+        batch.change(record, names)
+    outcome["planned"] = planned
 
 
 # The hot paths (every ingest writes one or two rows) build their SQL directly from the model's
@@ -141,17 +335,49 @@ def _update_claimed(ids: list[str], fields: dict, token: str | None) -> int:
         return cursor.rowcount
 
 
-def _insert(records: list[NotificationRecord]) -> None:
-    """``INSERT`` the (complete, unsaved) records in one statement."""
+#: columns whose values go to the database as they are (``get_db_prep_save`` would return them
+#: unchanged when they are of these types); the others (dates, JSON) go through ``get_db_prep_save``
+_PLAIN_COLUMNS = frozenset({"CharField", "TextField", "BooleanField", "PositiveIntegerField",
+                            "PositiveSmallIntegerField"})
+_PLAIN_TYPES = (str, int, bool, type(None))
+
+
+def _db_values(record: NotificationRecord, fields: list, db) -> list:
+    """The database values of ``record``'s ``fields``, as the ORM would send them."""
+    values = []
+    for f in fields:
+        value = getattr(record, f.attname)
+        if not (type(value) in _PLAIN_TYPES and f.get_internal_type() in _PLAIN_COLUMNS):
+            value = f.get_db_prep_save(value, db)
+        values.append(value)
+    return values
+
+
+def _update_rows(records: list[NotificationRecord], names: tuple[str, ...]) -> None:
+    """``UPDATE … SET names WHERE id = …`` with each record's values: one executemany (one round
+    trip with psycopg 3's pipeline)."""
+    db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a thread-local lookup per use
     meta = NotificationRecord._meta
-    quote = connection.ops.quote_name
+    quote = db.ops.quote_name
+    fields = [meta.get_field(name) for name in names]
+    sql = (f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "
+           f"WHERE id = %s")
+    with db.cursor() as cursor:
+        cursor.executemany(sql, [[*_db_values(record, fields, db), record.id] for record in records])
+
+
+def _insert(records: list[NotificationRecord]) -> None:
+    """``INSERT`` the (complete, unsaved) records: one executemany of a one-row statement (one round
+    trip with psycopg 3's pipeline; a short statement, so the driver parses it once, where a
+    many-row one longer than 4 kB is parsed again on every call)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    meta = NotificationRecord._meta
+    quote = db.ops.quote_name
     fields = meta.concrete_fields
-    row = f"({', '.join(['%s'] * len(fields))})"
     sql = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"VALUES {', '.join([row] * len(records))}")
-    params = [f.get_db_prep_save(getattr(record, f.attname), connection) for record in records for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    with db.cursor() as cursor:
+        cursor.executemany(sql, [_db_values(record, fields, db) for record in records])
     for record in records:
         record._state.adding = False
 
@@ -182,7 +408,7 @@ def notifications_update(*, updates: list[dict], token: str) -> int:
                 lock_token=token).bulk_update(objs, names))
     if len(statements) == 1:
         return statements[0]()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # inside a group commit: no savepoint round trips
         return sum(statement() for statement in statements)
 
 

@@ -6,16 +6,32 @@ so notifications for different threads are stored in parallel, on the executor's
 own database connections, instead of queueing behind every other ORM call of the process. The first
 use in an event loop also starts the in-process dispatcher there when it is enabled
 (``inbox.scheduler``).
+
+**Group commit.** ``send_notification_signal`` goes through ``ingest_planned`` and
+``update_grouped``: the calls of one event loop are queued, and everything that arrives while a
+batch is in flight is written by the next batch — one worker-thread hop and one transaction
+(``inbox.services.notifications_group_commit``) for all of them, whatever their threads. A batch
+holds at most :data:`GROUP_LIMIT` notifications and updates (at least one call). A database error
+fails every call of its batch with that error; validation happens before a call is queued, so a bad
+call never reaches a batch.
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from agents.coordination import DjangoThreadStore
+
 from .scheduler import ensure_notification_scheduler
 from .selectors import notifications_pending_in_thread
-from .services import notifications_ingest, notifications_update
+from .services import notifications_group_commit, notifications_ingest, notifications_update
+
+#: the most notifications (ingests) plus record updates one group commit takes
+GROUP_LIMIT = 500
 
 
 def _worker(func):
@@ -33,12 +49,98 @@ def _worker(func):
 _ingest = _worker(notifications_ingest)
 _update = _worker(notifications_update)
 _thread_pending = _worker(notifications_pending_in_thread)
+_group_commit = _worker(notifications_group_commit)
+
+
+class _GroupCommit:
+    """The queue of one event loop: jobs (``"ingest"`` or ``"update"``, with their future) wait here
+    while a batch is in flight; a single task writes them batch after batch."""
+
+    def __init__(self):  # no reference to the loop: it is the key of ``_groups`` (a weak one)
+        self.queue: list[tuple[str, dict, asyncio.Future]] = []
+        self.task: asyncio.Task | None = None
+
+    def submit(self, kind: str, job: dict) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.queue.append((kind, job, future))
+        if self.task is None:
+            self.task = loop.create_task(self._run(), name="mastra-notification-group-commit")
+        return future
+
+    def _take(self) -> list[tuple[str, dict, asyncio.Future]]:
+        taken, size = [], 0
+        while self.queue:
+            kind, job, _ = self.queue[0]
+            weight = len(job["notifications"] if kind == "ingest" else job["updates"])
+            if taken and size + weight > GROUP_LIMIT:
+                break
+            taken.append(self.queue.pop(0))
+            size += weight
+        return taken
+
+    async def _run(self) -> None:
+        batch: list = []
+        try:
+            while self.queue:
+                batch = self._take()
+                try:
+                    result = await _group_commit(ingests=[job for kind, job, _ in batch if kind == "ingest"],
+                                                 updates=[job for kind, job, _ in batch if kind == "update"])
+                except Exception as exc:
+                    _settle(batch, error=exc)
+                    continue
+                ingests, updates = iter(result["ingests"]), iter(result["updates"])
+                _settle(batch, results=[next(ingests if kind == "ingest" else updates) for kind, _, _ in batch])
+                batch = []
+        except BaseException as exc:  # cancelled with the loop: nobody waits forever
+            _settle(batch + self.queue, error=exc)
+            self.queue = []
+            raise
+        finally:
+            self.task = None
+
+
+def _settle(batch: list, *, results: list | None = None, error: BaseException | None = None) -> None:
+    for i, (_, _, future) in enumerate(batch):
+        if future.done():  # the caller was cancelled
+            continue
+        if isinstance(error, asyncio.CancelledError):
+            future.cancel()
+        elif error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(results[i])
+
+
+_groups: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _GroupCommit]" = weakref.WeakKeyDictionary()
+
+
+def _group() -> _GroupCommit:
+    loop = asyncio.get_running_loop()
+    group = _groups.get(loop)
+    if group is None:
+        group = _groups[loop] = _GroupCommit()
+    return group
 
 
 class DjangoNotificationStore:
     async def ingest(self, **kwargs):
         ensure_notification_scheduler()
         return await _ingest(**kwargs)
+
+    async def ingest_planned(self, *, thread_key: str, thread_store, plan=None, **call) -> dict:
+        """``ingest`` in the loop's group commit. The thread's state is read in the same transaction
+        when ``thread_store`` is the ORM's (``agents.coordination.DjangoThreadStore``), and ``plan``
+        runs there; otherwise the outcome has no ``"thread"`` (the caller reads it)."""
+        ensure_notification_scheduler()
+        if isinstance(thread_store, DjangoThreadStore):
+            call.update(thread_key=thread_key, plan=plan)
+        return await _group().submit("ingest", call)
+
+    async def update_grouped(self, *, updates: list[dict], token: str) -> int:
+        """``update`` in the loop's group commit."""
+        return await _group().submit("update", {"updates": updates, "token": token})
 
     async def update(self, **kwargs):
         return await _update(**kwargs)

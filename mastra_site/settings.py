@@ -108,7 +108,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
+            # the prefix keeps separate deployments (and concurrent test runs) on one Redis apart
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60,
+                       "prefix": env_str("MASTRA_CHANNEL_PREFIX", "mastra")},
         }
     }
 else:

@@ -27,9 +27,12 @@ repeated.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import json
 import logging
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
@@ -320,6 +323,13 @@ async def resolve_decision(policy: dict | None, record: dict, thread_active: boo
             fallback.level = "fallback"
             fallback.reason = f"decide() failed ({type(exc).__name__}: {exc}); {fallback.reason}"[:255]
             return fallback
+    return rule_decision(policy, record, thread_active, now)
+
+
+def rule_decision(policy: dict | None, record: dict, thread_active: bool, now: datetime) -> NotificationDecision:
+    """The decision of the policy's rules alone (``sources`` → ``priorities`` → ``default`` → the
+    built-in table), without ``decide()``: plain Python, no I/O, safe in a worker thread."""
+    policy = policy or validate_policy(None)
     source_rule = policy.get("sources", {}).get(record["source"])
     if source_rule is not None:
         return normalize_decision(source_rule, now=now, level="source")
@@ -398,6 +408,20 @@ class NotificationStore(Protocol):
 
     async def thread_pending(self, *, agent_id: str, resource_id: str, thread_id: str) -> list[dict]:
         """The pending records of a thread's inbox (at least id, source, priority), oldest first."""
+
+    # Optional: a store with ``ingest_planned`` group-commits concurrent calls (``send_notification_signal``
+    # then uses it and ``update_grouped`` instead of ``ingest`` and ``update``):
+    #
+    # async def ingest_planned(self, *, agent_id, resource_id, thread_id, notifications, token, locked_until,
+    #                          now, thread_key, thread_store, plan) -> dict:
+    #     """``ingest`` for one call, in a transaction shared with the calls made meanwhile. When it can
+    #     read the thread's state itself (``thread_store`` is one it knows) it does so in that transaction
+    #     and returns it as ``"thread"``; then, when ``plan`` is given, it calls ``plan(records, state)``
+    #     there and writes the returned ``"updates"`` with the records (returned as ``"planned"``).
+    #     Returns ``{"records", "thread"?, "planned"?}``."""
+    #
+    # async def update_grouped(self, *, updates, token) -> int:
+    #     """``update``, in a transaction shared with the calls made meanwhile."""
 
 
 _store: NotificationStore | None = None
@@ -498,6 +522,70 @@ def _if_idle(if_idle: dict | None, stream_options: dict | None, *, persist: bool
     return merged
 
 
+@dataclass
+class _Emission:
+    """What :func:`emit_records` does for records claimed with one token, prepared before anything
+    is sent: per record its field changes (``fields``, the policy's schedule first), the ids of the
+    signals about to be sent, and the updates to write before sending (``before``). Records in
+    ``settled`` (id → final fields) were settled and written already: nothing is sent for them."""
+
+    records: dict[str, dict]
+    fields: dict[str, dict]
+    full_ids: dict[str, str]
+    summary_id: str | None
+    deliver: list[dict]
+    summarise: list[dict]
+    wait: list[dict]
+    before: list[dict]
+    settled: dict[str, dict] = field(default_factory=dict)
+
+
+def _prepare_emission(*, deliver: list[dict], summarise: list[dict], wait: list[dict], release: list[dict],
+                      schedule: dict[str, dict]) -> _Emission:
+    """Signal ids and the ``attempt_signal_id`` updates for a plan (pure: no I/O)."""
+    fields: dict[str, dict] = {}
+    records: dict[str, dict] = {}
+    for r in [*deliver, *summarise, *wait, *release]:
+        records[r["id"]] = r
+        fields.setdefault(r["id"], dict(schedule.get(r["id"], {})))
+    full_ids = {r["id"]: new_id() for r in deliver}
+    summary_id = new_id() if summarise else None
+    before = []
+    for rid, signal_id in full_ids.items():
+        before.append({"id": rid, **fields[rid], "attempt_signal_id": signal_id, "attempt_kind": "deliver"})
+    for r in summarise:
+        if r["id"] not in full_ids:
+            before.append({"id": r["id"], **fields[r["id"]], "attempt_signal_id": summary_id, "attempt_kind": "summary"})
+    return _Emission(records=records, fields=fields, full_ids=full_ids, summary_id=summary_id, deliver=deliver,
+                     summarise=summarise, wait=wait, before=before)
+
+
+def _settle_fields(em: _Emission, rid: str, *, now: datetime, recheck: timedelta, failures: dict[str, str],
+                   retry_later: set[str], waiting: set[str]) -> dict:
+    """The final fields of record ``rid`` once its signals were sent (or failed): claim dropped,
+    failure counted, ``next_due_at`` set. Updates and returns ``em.fields[rid]``."""
+    record, f = em.records[rid], em.fields[rid]
+    f.update(attempt_signal_id=None, attempt_kind="", lock_token="", locked_until=None)
+    merged = {**record, **f}
+    if rid in failures:
+        attempts = (record.get("delivery_attempts") or 0) + 1
+        f.update(delivery_attempts=attempts, last_delivery_error=failures[rid][:2000], last_delivery_attempt_at=now)
+        if rid in em.full_ids and merged.get("deliver_at") is None:
+            f["deliver_at"] = now  # the dispatcher retries the full delivery
+        if rid not in em.full_ids and merged.get("summary_at") is None:
+            f["summary_at"] = now
+        if attempts >= MAX_DELIVERY_ATTEMPTS:
+            f.update(status="failed", next_due_at=None)
+        else:
+            f["next_due_at"] = now + _backoff(attempts, recheck)
+    elif merged.get("status", "pending") == "pending":
+        f["next_due_at"] = (now + recheck if rid in retry_later else
+                            _next_due(merged, now=now, waiting=rid in waiting, recheck=recheck))
+    else:
+        f["next_due_at"] = None
+    return f
+
+
 async def emit_records(agent: Any, *, store: NotificationStore, token: str, resource_id: str, thread_id: str,
                        deliver: list[dict], summarise: list[dict], wait: list[dict], release: list[dict],
                        schedule: dict[str, dict], now: datetime, if_idle: dict | None = None,
@@ -513,24 +601,23 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
 
     Returns ``{record_id: {"signal", "run_id", "action", "output", "error", "record"}}``.
     """
+    em = _prepare_emission(deliver=deliver, summarise=summarise, wait=wait, release=release, schedule=schedule)
+    if em.before:
+        await store.update(updates=em.before, token=token)
+    return await _send_and_settle(agent, em, update=store.update, thread_pending=store.thread_pending, token=token,
+                                  resource_id=resource_id, thread_id=thread_id, now=now, if_idle=if_idle,
+                                  stream_options=stream_options, recheck=recheck)
+
+
+async def _send_and_settle(agent: Any, em: _Emission, *, update: Any, thread_pending: Any, token: str,
+                           resource_id: str, thread_id: str, now: datetime, if_idle: dict | None,
+                           stream_options: dict[str, dict] | None, recheck: timedelta) -> dict[str, dict]:
+    """The sending half of :func:`emit_records` (``em.before`` is written already): send, then write
+    the final fields of every record not in ``em.settled`` with one ``update`` call."""
     stream_options = stream_options or {}
     outcome: dict[str, dict] = {}
-    fields: dict[str, dict] = {}
-    records: dict[str, dict] = {}
-    for r in [*deliver, *summarise, *wait, *release]:
-        records[r["id"]] = r
-        fields.setdefault(r["id"], dict(schedule.get(r["id"], {})))
-    full_ids = {r["id"]: new_id() for r in deliver}
-    summary_id = new_id() if summarise else None
-    before = []
-    for rid, signal_id in full_ids.items():
-        before.append({"id": rid, **fields[rid], "attempt_signal_id": signal_id, "attempt_kind": "deliver"})
-    for r in summarise:
-        if r["id"] not in full_ids:
-            before.append({"id": r["id"], **fields[r["id"]], "attempt_signal_id": summary_id, "attempt_kind": "summary"})
-    if before:
-        await store.update(updates=before, token=token)
-
+    records, fields, full_ids = em.records, em.fields, em.full_ids
+    deliver, summarise = em.deliver, em.summarise
     failures: dict[str, str] = {}
     retry_later: set[str] = set()
     for r in deliver:
@@ -557,7 +644,7 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
 
     summary_error = None
     if summarise:
-        pending = await store.thread_pending(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id)
+        pending = await thread_pending(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id)
         # the summary counts what is pending once this call is settled: records it delivered or
         # discarded are not; the records it covers are, even if the store has not seen them yet
         gone = {rid for rid in records if fields[rid].get("status", "pending") != "pending"}
@@ -567,7 +654,7 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
         for p in pending:  # this call's own view of a record (priority after coalescing) wins
             if p["id"] in records:
                 p.update(priority=records[p["id"]]["priority"], source=records[p["id"]]["source"])
-        signal = summary_signal(pending, signal_id=summary_id)
+        signal = summary_signal(pending, signal_id=em.summary_id)
         persist = not any(PRIORITY_RANK[p["priority"]] > PRIORITY_RANK["low"] for p in pending)
         try:
             result = await agent.send_signal(signal, resource_id=resource_id, thread_id=thread_id,
@@ -592,34 +679,20 @@ async def emit_records(agent: Any, *, store: NotificationStore, token: str, reso
                 if fields[r["id"]].get("status") != "delivered":
                     failures.setdefault(r["id"], summary_error)
 
-    waiting = {r["id"] for r in wait}
+    waiting = {r["id"] for r in em.wait}
     after = []
     for rid, record in records.items():
-        f = fields[rid]
-        f.update(attempt_signal_id=None, attempt_kind="", lock_token="", locked_until=None)
-        merged = {**record, **f}
-        if rid in failures:
-            attempts = (record.get("delivery_attempts") or 0) + 1
-            f.update(delivery_attempts=attempts, last_delivery_error=failures[rid][:2000],
-                     last_delivery_attempt_at=now)
-            if rid in full_ids and merged.get("deliver_at") is None:
-                f["deliver_at"] = now  # the dispatcher retries the full delivery
-            if rid not in full_ids and merged.get("summary_at") is None:
-                f["summary_at"] = now
-            if attempts >= MAX_DELIVERY_ATTEMPTS:
-                f.update(status="failed", next_due_at=None)
-            else:
-                f["next_due_at"] = now + _backoff(attempts, recheck)
-            outcome.setdefault(rid, {})["error"] = failures[rid]
-        elif merged.get("status", "pending") == "pending":
-            f["next_due_at"] = (now + recheck if rid in retry_later else
-                                _next_due(merged, now=now, waiting=rid in waiting, recheck=recheck))
+        if rid in em.settled:
+            f = em.settled[rid]
         else:
-            f["next_due_at"] = None
-        after.append({"id": rid, **f})
+            f = _settle_fields(em, rid, now=now, recheck=recheck, failures=failures, retry_later=retry_later,
+                               waiting=waiting)
+            after.append({"id": rid, **f})
+        if rid in failures:
+            outcome.setdefault(rid, {})["error"] = failures[rid]
         outcome.setdefault(rid, {})["record"] = {k: v for k, v in {**record, **f}.items() if k not in _CLAIM_FIELDS}
     if after:
-        await store.update(updates=after, token=token)
+        await update(updates=after, token=token)
     return outcome
 
 
@@ -659,6 +732,81 @@ def _check_target(resource_id: Any, thread_id: Any) -> None:
                                     details={"field": name})
 
 
+def _plan_records(records: list[dict], decisions: dict[str, NotificationDecision], *, now: datetime) -> dict:
+    """What one call does with its records once they are decided (pure: no I/O, safe in a worker
+    thread): their schedule fields, the emission (:class:`_Emission`), and the records it emits
+    nothing for already settled (claim dropped, ``next_due_at`` set).
+
+    Returns ``{"updates", "decisions", "emission", "stream_options"}``; ``updates`` (``{"id",
+    **fields}`` for records still claimed by the call's token) must be written before anything is
+    sent: the schedule with the signal ids of records about to be emitted, and the final fields of
+    the others.
+    """
+    final: dict[str, dict] = {}
+    for r in records:  # a record coalesced twice in one call is decided once, on its final content
+        final[r["id"]] = r
+    schedule: dict[str, dict] = {}
+    options: dict[str, dict] = {}
+    deliver, summarise, release = [], [], []
+    for rid, record in final.items():
+        decision = decisions[rid]
+        fields, act = _schedule_fields(decision, now=now)
+        schedule[rid] = fields
+        if decision.stream_options:
+            options[rid] = decision.stream_options
+        {"deliver": deliver, "summarise": summarise, "none": release}[act].append(record)
+    em = _prepare_emission(deliver=deliver, summarise=summarise, wait=[], release=release, schedule=schedule)
+    for r in release:
+        em.settled[r["id"]] = _settle_fields(em, r["id"], now=now, recheck=IDLE_RECHECK, failures={},
+                                             retry_later=set(), waiting=set())
+    updates = em.before + [{"id": rid, **f} for rid, f in em.settled.items()]
+    return {"updates": updates, "decisions": decisions, "emission": em, "stream_options": options}
+
+
+def _rule_planner(policy: dict, now: datetime):
+    """``plan(records, thread_state)`` for a policy without ``decide()``: the decisions depend only on
+    the records and the thread's state, so the store can run it inside the ingest transaction."""
+
+    def plan(records: list[dict], state: dict | None) -> dict:
+        active = bool(state and state.get("active_run_id"))
+        decisions = {r["id"]: rule_decision(policy, r, active, now) for r in records}
+        return _plan_records(records, decisions, now=now)
+
+    return plan
+
+
+_turns: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list]]" = weakref.WeakKeyDictionary()
+_held_turns: contextvars.ContextVar[frozenset] = contextvars.ContextVar("notification_turns", default=frozenset())
+
+
+@contextlib.asynccontextmanager
+async def _thread_turn(key: str):
+    """Calls for one thread in this event loop take turns, first come first served: a later call
+    starts once the earlier one has returned, so it sees what that one stored and emitted (as if
+    they had been made one after the other). A call made from inside a turn of the same thread (a
+    ``decide()`` or a woken run sending to its own thread) does not wait for itself."""
+    held = _held_turns.get()
+    if key in held:
+        yield
+        return
+    turns = _turns.setdefault(asyncio.get_running_loop(), {})
+    entry = turns.get(key)
+    if entry is None:
+        entry = turns[key] = [asyncio.Lock(), 0]
+    entry[1] += 1
+    try:
+        async with entry[0]:
+            reset = _held_turns.set(held | {key})
+            try:
+                yield
+            finally:
+                _held_turns.reset(reset)
+    finally:
+        entry[1] -= 1
+        if entry[1] == 0 and turns.get(key) is entry:
+            del turns[key]
+
+
 async def send_notification_signal(agent: Any, notifications: Any, *, resource_id: str, thread_id: str,
                                    if_idle: dict | None = None, now: datetime | None = None) -> Any:
     """Store (create or coalesce) one notification or a list, decide, and act (DESIGN §4).
@@ -667,6 +815,11 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
     batch. Full deliveries go out one signal each; every record of the batch the policy summarises
     now is covered by one ``<notification-summary>``. A dict in gives a :class:`NotificationResult`
     out, a list gives a list.
+
+    Calls for the same thread in one event loop take turns (:func:`_thread_turn`). With a store
+    that group-commits (``ingest_planned``, the Django store), concurrent calls share one
+    transaction: their records, their threads' states and — for a policy without ``decide()`` —
+    their decisions' schedule fields are written together; signals are emitted after the commit.
     """
     single = isinstance(notifications, dict)
     items = [notifications] if single else notifications
@@ -687,32 +840,37 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
     token = new_id("lock_")
     from .threads import thread_key
 
-    # the thread's state does not depend on the records: read it while they are stored
-    records, state = await asyncio.gather(
-        store.ingest(agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, notifications=normalized,
-                     token=token, locked_until=now + LOCK_TTL, now=now),
-        runtime.store.thread_state(key=thread_key(resource_id, thread_id)))
-    active = bool(state and state.get("active_run_id"))
-    thread = {"active": active, "run_id": (state or {}).get("active_run_id")}
-    # a record coalesced twice in one batch is decided once, on its final content
-    final: dict[str, dict] = {}
-    for r in records:
-        final[r["id"]] = r
-    decisions: dict[str, NotificationDecision] = {}
-    schedule: dict[str, dict] = {}
-    deliver, summarise, release = [], [], []
-    options: dict[str, dict] = {}
-    for rid, record in final.items():
-        decision = await resolve_decision(policy, record, active, now, agent=agent, thread=thread)
-        decisions[rid] = decision
-        fields, act = _schedule_fields(decision, now=now)
-        schedule[rid] = fields
-        if decision.stream_options:
-            options[rid] = decision.stream_options
-        {"deliver": deliver, "summarise": summarise, "none": release}[act].append(record)
-    outcome = await emit_records(agent, store=store, token=token, resource_id=resource_id, thread_id=thread_id,
-                                 deliver=deliver, summarise=summarise, wait=[], release=release, schedule=schedule,
-                                 now=now, if_idle=if_idle, stream_options=options)
+    key = thread_key(resource_id, thread_id)
+    call = {"agent_id": agent.id, "resource_id": resource_id, "thread_id": thread_id, "notifications": normalized,
+            "token": token, "locked_until": now + LOCK_TTL, "now": now}
+    async with _thread_turn(key):
+        planned = None
+        if hasattr(store, "ingest_planned"):
+            ingested = await store.ingest_planned(
+                **call, thread_key=key, thread_store=runtime.store,
+                plan=_rule_planner(policy, now) if policy.get("decide") is None else None)
+            records, planned = ingested["records"], ingested.get("planned")
+            state = ingested["thread"] if "thread" in ingested else await runtime.store.thread_state(key=key)
+            update = store.update_grouped
+        else:
+            # the thread's state does not depend on the records: read it while they are stored
+            records, state = await asyncio.gather(store.ingest(**call), runtime.store.thread_state(key=key))
+            update = store.update
+        if planned is None:  # decide() runs here, on the event loop, then the updates are written
+            active = bool(state and state.get("active_run_id"))
+            thread = {"active": active, "run_id": (state or {}).get("active_run_id")}
+            final = {r["id"]: r for r in records}
+            decisions = {rid: await resolve_decision(policy, record, active, now, agent=agent, thread=thread)
+                         for rid, record in final.items()}
+            planned = _plan_records(records, decisions, now=now)
+            if planned["updates"]:
+                await update(updates=planned["updates"], token=token)
+        outcome = await _send_and_settle(agent, planned["emission"], update=update,
+                                         thread_pending=store.thread_pending, token=token, resource_id=resource_id,
+                                         thread_id=thread_id, now=now, if_idle=if_idle,
+                                         stream_options=planned["stream_options"], recheck=IDLE_RECHECK)
+    decisions = planned["decisions"]
+    final = planned["emission"].records
     results = []
     for r in records:
         out = outcome.get(r["id"], {})
@@ -726,5 +884,5 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
 __all__ = ["ACTIONS", "DispatchPlan", "MAX_DELIVERY_ATTEMPTS", "NotificationDecision", "NotificationResult",
            "NotificationStore", "PRIORITIES", "STATUSES", "default_decision", "emit_records",
            "get_notification_store", "normalize_decision", "notification_signal", "notification_xml",
-           "plan_thread_dispatch", "resolve_decision", "send_notification_signal", "set_notification_store",
-           "summary_signal", "summary_xml", "validate_notification", "validate_policy"]
+           "plan_thread_dispatch", "resolve_decision", "rule_decision", "send_notification_signal",
+           "set_notification_store", "summary_signal", "summary_xml", "validate_notification", "validate_policy"]
