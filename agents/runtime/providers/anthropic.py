@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
 from ..errors import MissingCredentialsError, ModelError
 from .base import ModelRequest, usage
-from .openai import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, args_object, iso_timestamp,
-                     json_text, media_of, resolve_max_retries, server_message, snake_case_keys)
+from .openai import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, SDKClientCache, args_object,
+                     iso_timestamp, json_text, media_of, resolve_max_retries, server_message, snake_case_keys)
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic as anthropic_sdk
@@ -174,7 +174,7 @@ def anthropic_tool_choice(choice: Any) -> dict:
     raise ModelError(f"unsupported tool_choice {choice!r}", code="invalid_settings")
 
 
-class AnthropicModel:
+class AnthropicModel(SDKClientCache):
     """A Claude model reached through ``anthropic.AsyncAnthropic().messages``.
 
     The key is ``api_key`` or ``$ANTHROPIC_API_KEY``; the base URL ``base_url``, else
@@ -207,32 +207,11 @@ class AnthropicModel:
             raise MissingCredentialsError(self.provider, list(self.env_keys))
         return key
 
-    def validate_credentials(self) -> None:
-        """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
-        self.resolve_api_key()
-
-    def _client(self) -> "anthropic_sdk.AsyncAnthropic":
-        key, url = self.resolve_api_key(), self.base_url
-        loop = asyncio.get_running_loop()
-        state = self._client_state
-        if state is not None and state[0] is loop and state[1] == key and state[2] == url:
-            return state[3]
+    def _new_client(self, key: str, url: str | None) -> "anthropic_sdk.AsyncAnthropic":
         import anthropic as anthropic_sdk
 
-        client = anthropic_sdk.AsyncAnthropic(api_key=key, base_url=url, default_headers=self.headers or None,
-                                              max_retries=DEFAULT_MAX_RETRIES)
-        self._client_state = (loop, key, url, client)
-        return client
-
-    async def aclose(self) -> None:
-        """Close the cached SDK client and its connection pool; the next call builds a new one.
-
-        A client built on another (possibly closed) event loop cannot be closed from this one
-        and is only dropped.
-        """
-        state, self._client_state = self._client_state, None
-        if state is not None and state[0] is asyncio.get_running_loop():
-            await state[3].close()
+        return anthropic_sdk.AsyncAnthropic(api_key=key, base_url=url, default_headers=self.headers or None,
+                                            max_retries=DEFAULT_MAX_RETRIES)
 
     def build_body(self, request: ModelRequest) -> tuple[dict, list[str]]:
         """The JSON body for ``request`` and the warnings about what it could not carry."""

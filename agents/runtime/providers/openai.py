@@ -321,7 +321,38 @@ class _ToolCallBuffer:
 # The model
 # --------------------------------------------------------------------------------------------
 
-class OpenAIChatModel:
+class SDKClientCache:
+    """Caches one SDK client per (event loop, key, base URL): a connection pool cannot move between
+    event loops. Subclasses define ``resolve_api_key()``, ``base_url`` and ``_new_client(key, url)``."""
+
+    _client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+
+    def validate_credentials(self) -> None:
+        """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
+        self.resolve_api_key()
+
+    def _client(self) -> Any:
+        key, url = self.resolve_api_key(), self.base_url
+        loop = asyncio.get_running_loop()
+        state = self._client_state
+        if state is not None and state[0] is loop and state[1] == key and state[2] == url:
+            return state[3]
+        client = self._new_client(key, url)
+        self._client_state = (loop, key, url, client)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the cached SDK client and its connection pool; the next call builds a new one.
+
+        A client built on another (possibly closed) event loop cannot be closed from this one
+        and is only dropped.
+        """
+        state, self._client_state = self._client_state, None
+        if state is not None and state[0] is asyncio.get_running_loop():
+            await state[3].close()
+
+
+class OpenAIChatModel(SDKClientCache):
     """A chat model reached through ``openai.AsyncOpenAI().chat.completions``.
 
     The key is ``api_key`` or the first set variable of ``env_key`` (a name or a sequence of
@@ -375,32 +406,11 @@ class OpenAIChatModel:
             return PLACEHOLDER_KEY
         raise MissingCredentialsError(self.provider, list(self.env_keys))
 
-    def validate_credentials(self) -> None:
-        """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
-        self.resolve_api_key()
-
-    def _client(self) -> "openai_sdk.AsyncOpenAI":
-        key, url = self.resolve_api_key(), self.base_url
-        loop = asyncio.get_running_loop()
-        state = self._client_state
-        if state is not None and state[0] is loop and state[1] == key and state[2] == url:
-            return state[3]
+    def _new_client(self, key: str, url: str | None) -> "openai_sdk.AsyncOpenAI":
         import openai as openai_sdk
 
-        client = openai_sdk.AsyncOpenAI(api_key=key, base_url=url, default_headers=self.headers or None,
-                                        max_retries=DEFAULT_MAX_RETRIES)
-        self._client_state = (loop, key, url, client)
-        return client
-
-    async def aclose(self) -> None:
-        """Close the cached SDK client and its connection pool; the next call builds a new one.
-
-        A client built on another (possibly closed) event loop cannot be closed from this one
-        and is only dropped.
-        """
-        state, self._client_state = self._client_state, None
-        if state is not None and state[0] is asyncio.get_running_loop():
-            await state[3].close()
+        return openai_sdk.AsyncOpenAI(api_key=key, base_url=url, default_headers=self.headers or None,
+                                      max_retries=DEFAULT_MAX_RETRIES)
 
     # -- request --------------------------------------------------------------------------
 
