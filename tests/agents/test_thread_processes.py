@@ -174,7 +174,8 @@ async def redis_runtime(redis_url: str, *, ttl_ms: int = 15_000):
 
     from agents.coordination import ChannelLayerPubSub, DjangoThreadStore
 
-    layer = RedisChannelLayer(hosts=[redis_url])
+    # the workers' prefix (settings read MASTRA_CHANNEL_PREFIX, set per test run)
+    layer = RedisChannelLayer(hosts=[redis_url], prefix=os.environ.get("MASTRA_CHANNEL_PREFIX", "mastra"))
     pubsub = ChannelLayerPubSub(layer)
     runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=ttl_ms)
     set_thread_runtime(runtime)
