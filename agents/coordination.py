@@ -489,6 +489,16 @@ class DjangoThreadStore:
         return await sync_to_async(cancel_queued)(**kwargs)
 
 
+class _ReaderTask(asyncio.Task):
+    """The pub/sub reader's task; remembers that it was asked to stop (see ``_read``)."""
+
+    stop_requested = False
+
+    def cancel(self, msg=None) -> bool:
+        self.stop_requested = True
+        return super().cancel(msg)
+
+
 class ChannelLayerPubSub:
     """Thread messages between processes through a Channels layer (one group per thread).
 
@@ -506,21 +516,21 @@ class ChannelLayerPubSub:
         async with self._lock:
             if self.channel is None:
                 self.channel = await self.layer.new_channel()
-                self._reader = asyncio.ensure_future(self._read())
+                self._reader = _ReaderTask(self._read(), loop=asyncio.get_running_loop())
 
     async def _read(self) -> None:
-        task = asyncio.current_task()
+        reader = asyncio.current_task()
         while True:
-            if task is not None and task.cancelling():
-                # channels-redis may swallow our cancellation or turn it into another error (its
-                # receive bookkeeping): stop anyway, or this loop outlives its event loop's shutdown
+            # channels-redis may swallow a cancellation or turn it into another error (its receive
+            # bookkeeping): a cancelled reader stops anyway, or it outlives its loop's shutdown
+            if getattr(reader, "stop_requested", False):
                 raise asyncio.CancelledError()
             try:
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
             except Exception:
-                if task is not None and task.cancelling():
+                if getattr(reader, "stop_requested", False):
                     raise asyncio.CancelledError() from None
                 logger.exception("channel layer receive failed")
                 await asyncio.sleep(0.5)
