@@ -287,16 +287,12 @@ class AnthropicModel(SDKClientCache):
         """Stream one model step as model events (see the module docstring)."""
         import anthropic as anthropic_sdk
 
-        client = self._client()
-        body, warnings = self.build_body(request)
+        client, body, warnings = self._prepare(request)
         yield {"type": "request", "body": body}
         for message in warnings:
             yield {"type": "warning", "message": message}
 
         settings = request.settings or {}
-        max_retries = resolve_max_retries(settings)
-        if max_retries != client.max_retries:
-            client = client.with_options(max_retries=max_retries)
         params = {k: v for k, v in body.items() if k not in ("model", "max_tokens", "messages", "stream")}
 
         watch = AbortWatch(request.abort_signal)

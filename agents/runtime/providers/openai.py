@@ -341,6 +341,16 @@ class SDKClientCache:
         self._client_state = (loop, key, url, client)
         return client
 
+    def _prepare(self, request: ModelRequest) -> tuple[Any, dict, list[str]]:
+        """The SDK client for ``request`` (with its retry setting), the request body and the
+        warnings about what the body could not carry."""
+        client = self._client()
+        body, warnings = self.build_body(request)
+        max_retries = resolve_max_retries(request.settings or {})
+        if max_retries != client.max_retries:
+            client = client.with_options(max_retries=max_retries)
+        return client, body, warnings
+
     async def aclose(self) -> None:
         """Close the cached SDK client and its connection pool; the next call builds a new one.
 
@@ -482,16 +492,12 @@ class OpenAIChatModel(SDKClientCache):
         """Stream one model step as model events (see the module docstring)."""
         import openai as openai_sdk
 
-        client = self._client()
-        body, warnings = self.build_body(request)
+        client, body, warnings = self._prepare(request)
         yield {"type": "request", "body": body}
         for message in warnings:
             yield {"type": "warning", "message": message}
 
         settings = request.settings or {}
-        max_retries = resolve_max_retries(settings)
-        if max_retries != client.max_retries:
-            client = client.with_options(max_retries=max_retries)
         params = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
         extra_headers = settings.get("headers") or None
 
