@@ -18,11 +18,12 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
+from agents import sql
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.runtime.errors import SignalError
 from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.runtime.threads import group_name
-from agents.store import _parse_time
+from agents.store import _parse_time, messages_save_locked, run_record, thread_prepare_locked
 
 logger = logging.getLogger(__name__)
 
@@ -32,13 +33,27 @@ EVENT_RETENTION = 2000
 
 def _lease_for_update(key: str, resource_id: str, thread_id: str) -> ThreadLease:
     """The thread's lease row, locked; created idle on the thread's first input."""
-    lease = ThreadLease.objects.select_for_update().filter(thread_key=key).first()
+    lease = _locked_lease(key)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
-        ThreadLease.objects.bulk_create([ThreadLease(thread_key=key, resource_id=resource_id, thread_id=thread_id)],
-                                        ignore_conflicts=True)
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
+        if sql.insert(ThreadLease, [{"thread_key": key, "resource_id": resource_id, "thread_id": thread_id}],
+                      ignore_conflicts=True):
+            return ThreadLease(thread_key=key, resource_id=resource_id, thread_id=thread_id)  # ours, locked
+        lease = _locked_lease(key)
     return lease
+
+
+def _locked_lease(key: str) -> ThreadLease | None:
+    return sql.select_one(ThreadLease, {"thread_key": key}, for_update=True)
+
+
+_LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", "expires_at", "abort_requested",
+                 "last_seq")
+
+
+def _save_lease(lease: ThreadLease) -> None:
+    """Write the lease row the caller locked and changed."""
+    sql.update(ThreadLease, {"thread_key": lease.thread_key}, {f: getattr(lease, f) for f in _LEASE_FIELDS})
 
 
 def _is_active(lease: ThreadLease, now) -> bool:
@@ -87,9 +102,8 @@ def _store_history(lease: ThreadLease, signal: dict) -> None:
 
 
 def _append(lease: ThreadLease, chunks: list[dict]) -> None:
-    ThreadEvent.objects.bulk_create([
-        ThreadEvent(thread_key=lease.thread_key, seq=c["seq"], run_id=c.get("runId") or "", chunk=c) for c in chunks
-    ])
+    sql.insert(ThreadEvent, [{"thread_key": lease.thread_key, "seq": c["seq"], "run_id": c.get("runId") or "",
+                              "chunk": c} for c in chunks])
     lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
     if lease.last_seq % 200 < len(chunks):  # prune now and then, not on every write
         ThreadEvent.objects.filter(thread_key=lease.thread_key, seq__lte=lease.last_seq - EVENT_RETENTION).delete()
@@ -116,19 +130,25 @@ def _record_state(lease: ThreadLease, state: dict, signal: dict, now) -> None:
 
 def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None, signal: dict,
                  mode: str, if_active: dict, if_idle: dict, target_run_id: str | None, new_run_id: str,
-                 stream_options: dict, ttl_ms: int, process_id: str, state: dict | None) -> dict:
-    """Decide what happens to one input and store it, in one transaction (DESIGN §4 table)."""
+                 stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                 prepare: dict | None = None) -> dict:
+    """Decide what happens to one input and store it, in one transaction (DESIGN §4 table).
+
+    With ``prepare`` (``{"last_messages", "read_only"}``), a wake also prepares the thread's memory
+    for the run it starts, in the same transaction: ``"prepared"`` is ``(thread, history)`` as
+    ``MemoryStore.prepare_thread`` returns it."""
     now = timezone.now()
     with transaction.atomic():
         if key is None:
-            lease = ThreadLease.objects.select_for_update().filter(owner_run_id=target_run_id).first()
+            found = sql.select(ThreadLease, {"owner_run_id": target_run_id}, limit=1, for_update=True)
+            lease = found[0] if found else None
             if lease is None or not _is_active(lease, now):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
             key, resource_id, thread_id = lease.thread_key, lease.resource_id, lease.thread_id
         else:
             lease = _lease_for_update(key, resource_id, thread_id)
-        thread = Thread.objects.filter(pk=thread_id).first()
+        thread = sql.select_one(Thread, {"id": thread_id})
         if thread is not None and thread.resource_id != resource_id:
             raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
         active = _is_active(lease, now)
@@ -154,13 +174,13 @@ def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thr
             if behavior == "persist":
                 # stored now as an input; the owner writes it into the history where it belongs in
                 # the run's order (at its next step boundary, or when the run ends)
-                ThreadInput.objects.create(kind=ThreadInput.Kind.ECHO, run_id=lease.owner_run_id, **common)
+                sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
                 return {**base, "action": "persist"}
             if mode == "queue":
-                ThreadInput.objects.create(kind=ThreadInput.Kind.QUEUE, run_id=new_run_id,
-                                           stream_options=stream_options, **common)
+                sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
+                                          "stream_options": stream_options}])
                 return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
-            ThreadInput.objects.create(kind=ThreadInput.Kind.DELIVER, run_id=lease.owner_run_id, **common)
+            sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
         if behavior == "persist":
             _store_history(lease, accepted)
@@ -175,54 +195,60 @@ def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thr
             for offset, chunk in enumerate(chunks, start=1):
                 chunk["seq"] = lease.last_seq + offset
             _append(lease, chunks)
-            lease.save()
+            _save_lease(lease)
             return {**base, "action": "persist", "events": chunks}
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
         if lease.owner_run_id:
             _reclaim_dead_run(lease, now)
         never_run = lease.token == 0  # no inputs wait on a thread that never ran: only an active one queues
         _take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
-        lease.save()
+        _save_lease(lease)
         leftovers = [] if never_run else _pending_for_run(lease, include_queue=False)
-        item = ThreadInput.objects.create(kind=ThreadInput.Kind.DELIVER, run_id=new_run_id, status="consumed",
-                                          consumed_by=new_run_id, consumed_at=now, stream_options=stream_options,
-                                          **common)
-        del item
-        Run.objects.create(id=new_run_id, agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
-                           status=Run.Status.RUNNING, started_at=now)  # a new id: no row to update
-        return {**base, **_lease_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
-                "run_id": new_run_id}
+        sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
+                                  "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
+                                  "consumed_at": now, "stream_options": stream_options}])
+        sql.insert(Run, [{"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
+                          "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
+        woken = {**base, **_lease_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
+                 "run_id": new_run_id}
+        if prepare is not None:
+            woken["prepared"] = thread_prepare_locked(thread, resource_id=resource_id, thread_id=thread_id,
+                                                      **prepare)
+        return woken
 
 
 def _pending_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
     """Mark waiting deliver inputs as consumed by the lease's run; return their signals in order."""
     kinds = [ThreadInput.Kind.DELIVER] + ([ThreadInput.Kind.QUEUE] if include_queue else [])
-    rows = list(ThreadInput.objects.filter(thread_key=lease.thread_key, status=ThreadInput.Status.PENDING,
-                                           kind__in=kinds).order_by("id"))
+    rows = sql.select(ThreadInput, {"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING,
+                                    "kind": kinds}, order_by=("id",))
     if not rows:
         return []
-    ThreadInput.objects.filter(pk__in=[r.pk for r in rows]).update(
-        status=ThreadInput.Status.CONSUMED, consumed_by=lease.owner_run_id, consumed_at=timezone.now())
+    _mark_consumed(rows, lease.owner_run_id, timezone.now())
     return [r.signal for r in rows]
+
+
+def _mark_consumed(rows: list[ThreadInput], run_id: str, now) -> None:
+    sql.update(ThreadInput, {"id": [r.pk for r in rows]},
+               {"status": ThreadInput.Status.CONSUMED, "consumed_by": run_id, "consumed_at": now})
 
 
 def drain_inputs(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order."""
-    waiting = ThreadInput.objects.filter(thread_key=key, status=ThreadInput.Status.PENDING,
-                                         kind__in=[ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO])
-    if not waiting.exists():
+    waiting = {"thread_key": key, "status": ThreadInput.Status.PENDING,
+               "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
+    if not sql.exists(ThreadInput, waiting):
         # the usual answer, read without a write transaction; an input stored just after this is
         # taken at the next step boundary or handed to the next run by finish_run
         return []
     with transaction.atomic():
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)  # the lease first, as everywhere
-        if lease.owner_run_id != run_id or lease.token != token:
+        lease = _locked_lease(key)  # the lease first, as everywhere
+        if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return []  # fenced: a stale owner takes nothing
-        rows = list(waiting.select_for_update().order_by("id"))
+        rows = sql.select(ThreadInput, waiting, order_by=("id",), for_update=True)
         if not rows:
             return []
-        ThreadInput.objects.filter(pk__in=[r.pk for r in rows]).update(
-            status=ThreadInput.Status.CONSUMED, consumed_by=run_id, consumed_at=timezone.now())
+        _mark_consumed(rows, run_id, timezone.now())
         return [{"kind": r.kind, "signal": r.signal} for r in rows]
 
 
@@ -230,15 +256,14 @@ def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: i
               events: list[dict]) -> dict | None:
     """Give the lease to the next run for waiting inputs, or release it. Lease row is locked.
     Echo chunks of inputs persisted while the ending run was active are added to ``events``."""
-    rows = list(ThreadInput.objects.filter(thread_key=lease.thread_key, status=ThreadInput.Status.PENDING)
-                .order_by("id"))
+    rows = sql.select(ThreadInput, {"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING},
+                      order_by=("id",))
     echoes = [r for r in rows if r.kind == ThreadInput.Kind.ECHO]
     rows = [r for r in rows if r.kind != ThreadInput.Kind.ECHO]
     if echoes:  # persisted while the run was active and not taken by it: into history now, echoed
         for row in echoes:
             _store_history(lease, row.signal)
-        ThreadInput.objects.filter(pk__in=[r.pk for r in echoes]).update(
-            status=ThreadInput.Status.CONSUMED, consumed_by=lease.owner_run_id, consumed_at=now)
+        _mark_consumed(echoes, lease.owner_run_id, now)
         chunks = [echo_chunk(r.signal, lease.owner_run_id) for r in echoes]
         for offset, chunk in enumerate(chunks, start=1):
             chunk["seq"] = lease.last_seq + offset
@@ -246,7 +271,7 @@ def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: i
         events.extend(chunks)
     if not rows:
         _release(lease)
-        lease.save()
+        _save_lease(lease)
         return None
     first = rows[0]
     if first.kind == ThreadInput.Kind.QUEUE:
@@ -259,26 +284,34 @@ def _next_run(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: i
             taken.append(row)
         run_id = new_run_id
     _take(lease, run_id=run_id, agent_id=first.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
-    lease.save()
-    ThreadInput.objects.filter(pk__in=[r.pk for r in taken]).update(
-        status=ThreadInput.Status.CONSUMED, consumed_by=run_id, consumed_at=now)
-    Run.objects.update_or_create(id=run_id, defaults={
-        "agent_id": first.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
-        "status": Run.Status.RUNNING, "started_at": now})
+    _save_lease(lease)
+    _mark_consumed(taken, run_id, now)
+    started = {"agent_id": first.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
+               "status": Run.Status.RUNNING, "started_at": now}
+    if not sql.update(Run, {"id": run_id}, started):
+        sql.insert(Run, [{"id": run_id, **started}])
     return _lease_dict(lease, [r.signal for r in taken], first.stream_options)
 
 
 def finish_run(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
-               ttl_ms: int, events: list[dict] | None = None) -> dict:
-    """End the owner's run: write its final events, then hand the lease to the next run for waiting
-    inputs or release it. Returns ``{"next": lease dict or None, "events": echo chunks written for
-    inputs persisted during the run}``. A fenced-out owner changes nothing (``"fenced": True``)."""
+               ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
+               record: dict | None = None) -> dict:
+    """End the owner's run in one transaction: write its final events, the messages it adds to the
+    thread's history and its run record, then hand the lease to the next run for waiting inputs or
+    release it. Returns ``{"next": lease dict or None, "events": echo chunks written for inputs
+    persisted during the run}``. A fenced-out owner changes nothing (``"fenced": True``): the inputs
+    it took wait again for the lease's new owner, which answers them."""
     with transaction.atomic():
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
-        if lease.owner_run_id != run_id or lease.token != token:
+        lease = _locked_lease(key)
+        if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return {"next": None, "events": [], "fenced": True}
         if events:
             _append(lease, events)
+        if messages:
+            messages_save_locked(resource_id=lease.resource_id, thread_id=lease.thread_id, messages=messages)
+        if record is not None:
+            # the run's row was written when it took the lease: update it; insert it otherwise
+            run_record(record, existing=True)
         lease.last_seq = max(lease.last_seq, last_seq)
         echoes: list[dict] = []
         nxt = _next_run(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=timezone.now(),
@@ -299,11 +332,11 @@ def renew_lease(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
 
 def append_events(*, key: str, token: int, events: list[dict]) -> bool:
     with transaction.atomic():
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
-        if lease.token != token:
+        lease = _locked_lease(key)
+        if lease is None or lease.token != token:
             return False
         _append(lease, events)
-        ThreadLease.objects.filter(thread_key=key).update(last_seq=lease.last_seq)
+        sql.update(ThreadLease, {"thread_key": key}, {"last_seq": lease.last_seq})
         return True
 
 
@@ -354,7 +387,7 @@ def request_abort(*, key: str) -> dict | None:
                        "seq": lease.last_seq + 1}]
             _append(lease, chunks)
             _release(lease)
-            lease.save()
+            _save_lease(lease)
             return {"run_id": run_id, "events": chunks, "released": True}
         lease.abort_requested = True
         lease.save(update_fields=["abort_requested", "updated_at"])
@@ -372,7 +405,7 @@ def suspend_run(*, key: str, run_id: str, token: int, last_seq: int, events: lis
         lease.last_seq = max(lease.last_seq, last_seq)
         lease.status = ThreadLease.Status.SUSPENDED
         lease.expires_at = None
-        lease.save()
+        _save_lease(lease)
 
 
 def resume_run(*, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
@@ -383,7 +416,7 @@ def resume_run(*, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
         if lease is None:
             return None
         _take(lease, run_id=run_id, agent_id=lease.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
-        lease.save()
+        _save_lease(lease)
         return _lease_dict(lease, [])
 
 
@@ -448,6 +481,13 @@ def cancel_queued(*, ids: list[str]) -> int:
 
 class DjangoThreadStore:
     """``ThreadStore`` on the ORM; each call is one sync function in the worker thread."""
+
+    def prepares_memory_of(self, memory_store: Any) -> bool:
+        """Whether a wake can prepare ``memory_store``'s thread and history in its own transaction
+        (the same database), sparing the run a separate read."""
+        from agents.store import DjangoStore
+
+        return isinstance(memory_store, DjangoStore)
 
     async def accept(self, **kwargs):
         return await sync_to_async(accept_input)(**kwargs)

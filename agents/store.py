@@ -8,12 +8,12 @@ these methods.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 
 from asgiref.sync import sync_to_async
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from agents import sql
 from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import ToolApprovalError
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
@@ -31,29 +31,13 @@ def _check_owner(thread: Thread | None, resource_id: str) -> None:
         raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
 
 
-# The two reads of every memory turn run through ``raw()`` with SQL the ORM compiled once: the same
-# query, the same model instances (``from_db``, field converters), without compiling it per call —
-# which costs more than the query itself on SQLite.
-@lru_cache(maxsize=64)
-def _compiled_sql(vendor: str, query: str, limit: int | None = None) -> str:
-    if query == "thread":
-        qs = Thread.objects.filter(pk="")
-    else:  # the last ``limit`` messages of a thread, newest first
-        qs = Message.objects.filter(thread_id="").order_by("-id")
-        if limit is not None:
-            qs = qs[:limit]
-    sql, params = qs.query.sql_with_params()
-    if list(params) != [""]:
-        raise RuntimeError(f"unexpected parameters {params!r} in the {query} query")
-    return sql
-
-
 def _thread_row(thread_id: str) -> Thread | None:
-    return next(iter(Thread.objects.raw(_compiled_sql(connection.vendor, "thread"), [thread_id])), None)
+    return sql.select_one(Thread, {"id": thread_id})
 
 
 def _history_rows(thread_id: str, limit: int | None) -> list[Message]:
-    return list(Message.objects.raw(_compiled_sql(connection.vendor, "history", limit), [thread_id]))
+    """The last ``limit`` messages of a thread (all with None), newest first."""
+    return sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=limit)
 
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
@@ -85,22 +69,50 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     return thread.to_dict(), history
 
 
+def thread_prepare_locked(thread: Thread | None, *, resource_id: str, thread_id: str,
+                          last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
+    """``thread_prepare`` for a caller that already holds the thread's lease row in its transaction
+    and read ``thread`` (a wake, ``agents.coordination.accept_input``): no title or metadata change."""
+    _check_owner(thread, resource_id)
+    if thread is None:
+        if read_only:
+            return None, []
+        # the lease row serialises this thread's wakes; a plain memory call may still create the
+        # thread at the same moment: its row stands, and the owner check reads it back
+        now = timezone.now()
+        if sql.insert(Thread, [{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
+                      ignore_conflicts=True):
+            thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
+            return thread.to_dict(), []  # a thread created now has no messages yet
+        thread = _thread_row(thread_id)
+        _check_owner(thread, resource_id)
+    if last_messages == 0:
+        return thread.to_dict(), []
+    limit = None if last_messages is None or last_messages is False else last_messages
+    return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread_id, limit))]
+
+
 def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
     with transaction.atomic():
-        # touching the owner's row first locks it (as select_for_update did) and checks the owner in
-        # one statement; only a missing or foreign thread needs another look
-        touched = Thread.objects.filter(pk=thread_id, resource_id=resource_id).update(updated_at=timezone.now())
-        if not touched:
-            thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
-            _check_owner(thread, resource_id)
-            if thread is None:
-                Thread.objects.create(id=thread_id, resource_id=resource_id)
-        Message.objects.bulk_create([
-            Message(message_id=m["id"], thread_id=thread_id, resource_id=resource_id, role=m["role"],
-                    type=m.get("type") or "", content=m["content"], metadata=m.get("metadata") or {},
-                    created_at=_parse_time(m.get("createdAt")))
-            for m in messages
-        ], ignore_conflicts=True)
+        messages_save_locked(resource_id=resource_id, thread_id=thread_id, messages=messages)
+
+
+def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
+    """``messages_save`` inside the caller's transaction (a thread run's last write)."""
+    # touching the owner's row first locks it (as select_for_update did) and checks the owner in
+    # one statement; only a missing or foreign thread needs another look
+    touched = sql.update(Thread, {"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
+    if not touched:
+        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
+        _check_owner(thread, resource_id)
+        if thread is None:
+            Thread.objects.create(id=thread_id, resource_id=resource_id)
+    sql.insert(Message, [
+        {"message_id": m["id"], "thread_id": thread_id, "resource_id": resource_id, "role": m["role"],
+         "type": m.get("type") or "", "content": m["content"], "metadata": m.get("metadata") or {},
+         "created_at": _parse_time(m.get("createdAt"))}
+        for m in messages
+    ], ignore_conflicts=True)
 
 
 def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
@@ -116,20 +128,20 @@ def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
     return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
 
 
-_RUN_FIELDS = ["agent_id", "resource_id", "thread_id", "status", "finish_reason", "usage", "error", "steps",
-               "started_at", "finished_at"]
+def run_record(run: dict, *, existing: bool = False) -> None:
+    """Insert or update the run record in one statement (INSERT ... ON CONFLICT (id) DO UPDATE).
 
-
-def run_record(run: dict) -> None:
-    """Insert or update the run record in one statement (INSERT ... ON CONFLICT (id) DO UPDATE)."""
-    Run.objects.bulk_create([Run(
-        id=run["id"], agent_id=run.get("agent_id") or "", resource_id=run.get("resource_id"),
-        thread_id=run.get("thread_id"), status=run.get("status") or Run.Status.COMPLETED,
-        finish_reason=run.get("finish_reason") or "", usage=run.get("usage") or {},
-        error=run.get("error") or "", steps=run.get("steps") or 0,
-        started_at=_parse_time(run.get("started_at")),
-        finished_at=_parse_time(run["finished_at"]) if run.get("finished_at") else None,
-    )], update_conflicts=True, unique_fields=["id"], update_fields=_RUN_FIELDS)
+    ``existing``: the row is most likely there (a thread run's, written when it took the thread's
+    lease): a plain update, and the upsert only when no row was there."""
+    values = {"agent_id": run.get("agent_id") or "", "resource_id": run.get("resource_id"),
+              "thread_id": run.get("thread_id"), "status": run.get("status") or Run.Status.COMPLETED,
+              "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
+              "error": run.get("error") or "", "steps": run.get("steps") or 0,
+              "started_at": _parse_time(run.get("started_at")),
+              "finished_at": _parse_time(run["finished_at"]) if run.get("finished_at") else None}
+    if existing and sql.update(Run, {"id": run["id"]}, values):
+        return
+    sql.upsert(Run, {"id": run["id"], **values})
 
 
 def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_name: str, args, state: dict) -> None:

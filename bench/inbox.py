@@ -68,6 +68,8 @@ def setup_django(database_url: str | None) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ["DJANGO_SETTINGS_MODULE"] = "mastra_site.settings"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # measure what a deployment pays (as bench/agent_overhead.py): DEBUG logs every SQL statement
+    os.environ.setdefault("DEBUG", "false")
     os.environ["MASTRA_NOTIFICATION_SCHEDULER"] = "0"
     os.environ.pop("REDIS_URL", None)
     if database_url:

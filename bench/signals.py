@@ -69,6 +69,8 @@ def setup_django(database_url: str | None, redis_url: str | None) -> str | None:
     sys.path.insert(0, str(ROOT))
     os.environ["DJANGO_SETTINGS_MODULE"] = "mastra_site.settings"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # measure what a deployment pays (as bench/agent_overhead.py): DEBUG logs every SQL statement
+    os.environ.setdefault("DEBUG", "false")
     os.environ.pop("REDIS_URL", None)
     if redis_url:
         os.environ["REDIS_URL"] = redis_url

@@ -197,7 +197,10 @@ class Agent:
         merged = {**snake_keys(defaults or {}), **options}
         return validate_options(merged)
 
-    async def _build_run(self, messages: Any, options: dict, emit: Callable, *, run_id: str | None = None) -> Run:
+    async def _build_run(self, messages: Any, options: dict, emit: Callable, *, run_id: str | None = None,
+                         prepared: tuple | None = None) -> Run:
+        """The run for one call. ``prepared`` is the memory's ``(thread, history)`` when the caller
+        already read them (a thread wake reads them in its own transaction)."""
         request_context = options.get("request_context") or {}
         if self.request_context_schema is not None:
             try:
@@ -241,9 +244,12 @@ class Agent:
             thread_id = thread if isinstance(thread, str) else thread["id"]
             title = None if isinstance(thread, str) else thread.get("title")
             metadata = None if isinstance(thread, str) else thread.get("metadata")
-            thread_rec, remembered = await self.memory.store.prepare_thread(
-                resource_id=mem_opt["resource"], thread_id=thread_id, title=title, metadata=metadata,
-                last_messages=mopts["last_messages"], read_only=mopts["read_only"])
+            if prepared is not None and title is None and metadata is None:
+                thread_rec, remembered = prepared
+            else:
+                thread_rec, remembered = await self.memory.store.prepare_thread(
+                    resource_id=mem_opt["resource"], thread_id=thread_id, title=title, metadata=metadata,
+                    last_messages=mopts["last_messages"], read_only=mopts["read_only"])
             memory = {"store": self.memory.store, "resource_id": mem_opt["resource"], "thread_id": thread_id,
                       "read_only": mopts["read_only"], "saved_upto": 0,
                       # keep the setting itself (True or {"model", "instructions"}), not a bool
@@ -421,12 +427,13 @@ class Agent:
 
         return get_thread_runtime()
 
-    async def _thread_stream(self, messages: list[dict], options: dict, on_chunk: Callable, finalize: Callable):
+    async def _thread_stream(self, messages: list[dict], options: dict, on_chunk: Callable, finalize: Callable,
+                             *, prepared: tuple | None = None):
         """Start a thread run; returns (AgentOutput, Run) so the thread runtime can attach to it.
         The output completes after ``finalize(result)`` (the thread runtime settles the lease)."""
         options = await self._options(options)
         holder: dict = {}
-        run = await self._build_run(messages, options, lambda chunk: holder["emit"](chunk))
+        run = await self._build_run(messages, options, lambda chunk: holder["emit"](chunk), prepared=prepared)
 
         async def start(emit):
             holder["emit"] = emit

@@ -98,6 +98,9 @@ class Run:
         self.output_processors = output_processors or []
         self.max_processor_retries = max_processor_retries
         self.drain_inputs = drain_inputs
+        #: thread runs: ``settle(messages, record)`` writes the run's end (its unsaved messages, its
+        #: record and the thread's lease) in one go, in place of saving memory and recording apart
+        self.settle: Callable | None = None
         self.resolve_model = resolve_model
         self.steps: list[StepResult] = []
         self.usage = Usage.zero()
@@ -741,7 +744,9 @@ class Run:
                         self.tripwire = {"reason": trip.reason, "retry": trip.retry, "metadata": trip.metadata,
                                          "processorId": trip.processor_id}
                         await self.send(self.chunk("tripwire", {"reason": trip.reason}))
-        if not self.options.get("save_per_step") or self.finish_reason in ("error", "abort"):
+        settle = self.settle if self.finish_reason != "suspended" else None
+        save = not self.options.get("save_per_step") or self.finish_reason in ("error", "abort")
+        if save and settle is None:
             await self._save_memory()
         result = self.result(text)
         await self.send(self.chunk("finish", {
@@ -749,7 +754,15 @@ class Run:
             "output": {"usage": self.usage.camel()},
             "metadata": {"request": result.request, "response": {k: v for k, v in result.response.items() if k != "messages"}},
         }))
-        await self._record()
+        if settle is not None:
+            # a thread run: its messages, its record and the thread's lease in one write; the
+            # finish chunk reaches the thread's subscribers after it
+            unsaved = self._unsaved_messages() if save else []
+            await settle(unsaved, self._record_dict())
+            if self.memory is not None:
+                self.memory["saved_upto"] = self.memory.get("saved_upto", 0) + len(unsaved)
+        else:
+            await self._record()
         callback = self.options.get("on_finish")
         if callback is not None:
             try:
@@ -776,11 +789,15 @@ class Run:
             remembered_messages=self.remembered, error=self.error, tripwire=self.tripwire,
         )
 
-    async def _save_memory(self) -> None:
+    def _unsaved_messages(self) -> list[dict]:
         mem = self.memory
         if not mem or mem.get("read_only"):
-            return
-        pending = (self.input_messages + self.response_messages)[mem.get("saved_upto", 0):]
+            return []
+        return (self.input_messages + self.response_messages)[mem.get("saved_upto", 0):]
+
+    async def _save_memory(self) -> None:
+        mem = self.memory
+        pending = self._unsaved_messages()
         if not pending:
             return
         await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
@@ -794,17 +811,20 @@ class Run:
         if self.memory is None and self.finish_reason not in ("error", "abort", "suspended") and not self.resumed:
             return
         try:
-            await self.run_store.record_run({
-                "id": self.run_id, "agent_id": getattr(self.agent, "id", None),
-                "resource_id": self.memory and self.memory.get("resource_id"),
-                "thread_id": self.memory and self.memory.get("thread_id"),
-                "status": {"suspended": "suspended", "error": "failed", "abort": "aborted"}.get(self.finish_reason, "completed"),
-                "finish_reason": self.finish_reason, "usage": dict(self.usage),
-                "error": str(self.error) if self.error else None, "started_at": self.started_at,
-                "finished_at": now_iso(), "steps": len(self.steps),
-            })
+            await self.run_store.record_run(self._record_dict())
         except Exception:
             logger.exception("could not record run %s", self.run_id)
+
+    def _record_dict(self) -> dict:
+        return {
+            "id": self.run_id, "agent_id": getattr(self.agent, "id", None),
+            "resource_id": self.memory and self.memory.get("resource_id"),
+            "thread_id": self.memory and self.memory.get("thread_id"),
+            "status": {"suspended": "suspended", "error": "failed", "abort": "aborted"}.get(self.finish_reason, "completed"),
+            "finish_reason": self.finish_reason, "usage": dict(self.usage),
+            "error": str(self.error) if self.error else None, "started_at": self.started_at,
+            "finished_at": now_iso(), "steps": len(self.steps),
+        }
 
     # -- suspended state ----------------------------------------------------------------------
     def to_state(self) -> dict:

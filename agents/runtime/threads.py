@@ -195,6 +195,7 @@ class _ActiveRun:
         self.lost = False
         self.initial_echoes: list[dict] = []
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
+        self.settled = False  # the run's end was written through ``Run.settle``
         self.yielded_at = 0.0  # loop time the run last let subscribers run (see ``emit``)
 
 
@@ -331,7 +332,7 @@ class ThreadRuntime:
             key=key, agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
             if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
             stream_options=_jsonable(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
-            state=state)
+            state=state, prepare=self._memory_to_prepare(agent, stream_options))
         action = decision["action"]
         if action == "skipped":
             return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
@@ -345,7 +346,7 @@ class ThreadRuntime:
         if action == "wake":
             # inputs a dead owner left behind come first (``signals`` ends with this one)
             output = await self._start_run(agent, key, decision, decision.get("signals") or [accepted],
-                                           stream_options)
+                                           stream_options, prepared=decision.get("prepared"))
         elif action == "deliver":
             self._nudge(key)
         return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output)
@@ -353,9 +354,19 @@ class ThreadRuntime:
     def _nudge(self, key: str) -> None:
         """Nothing to do: the owner drains the database at its next step boundary."""
 
+    def _memory_to_prepare(self, agent: Any, stream_options: dict) -> dict | None:
+        """What a wake's transaction can read for the run's memory (thread and history), when the
+        agent's memory lives in the thread store's database and the wake sets no memory options."""
+        memory = agent.memory
+        prepares = getattr(self.store, "prepares_memory_of", None)
+        if memory is None or "memory" in stream_options or prepares is None or not prepares(memory.store):
+            return None
+        options = memory.resolve_options(None)
+        return {"last_messages": options["last_messages"], "read_only": options["read_only"]}
+
     # -- runs ---------------------------------------------------------------------------------
     async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,
-                         *, resume: Callable | None = None):
+                         *, resume: Callable | None = None, prepared: tuple | None = None):
         resource_id, thread_id = lease["resource_id"], lease["thread_id"]
         active = _ActiveRun(self, key, agent, lease["run_id"], lease["token"], lease["last_seq"], resource_id, thread_id)
         self.active[key] = active
@@ -408,21 +419,31 @@ class ThreadRuntime:
 
         renew_task = asyncio.ensure_future(self._renew_loop(active))
 
+        async def settle(messages: list[dict], record: dict) -> None:
+            # the run's end in one write: its last events, new messages and record, and the lease
+            active.settled = True
+            await self._end_run(agent, active, record["finish_reason"], renew_task, messages=messages,
+                                record=record)
+
         async def finalize(result: Any) -> None:
-            await self._end_run(agent, active, result.finish_reason, renew_task)
+            if not active.settled:  # a suspended run (or one that ended without ``settle``)
+                await self._end_run(agent, active, result.finish_reason, renew_task)
 
         if resume is not None:
             output, run_obj = await resume(emit, finalize)
         else:
-            output, run_obj = await agent._thread_stream(messages, options, emit, finalize)
+            output, run_obj = await agent._thread_stream(messages, options, emit, finalize, prepared=prepared)
         run_obj.drain_inputs = drain
         run_obj.processor_send_signal = send_signal
+        run_obj.settle = settle
         return output
 
-    async def _end_run(self, agent: Any, active: _ActiveRun, finish_reason: str, renew_task: asyncio.Task) -> None:
-        """After the run's last chunk: write its events, then release the lease or hand it to the
-        next run, and only then publish ``finish`` (so a subscriber that sees ``finish`` finds the
-        thread idle or already running the next input). Never raises."""
+    async def _end_run(self, agent: Any, active: _ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
+                       messages: list[dict] | None = None, record: dict | None = None) -> None:
+        """After the run's last chunk: write its events (with its new messages and run record, when
+        ``settle`` brings them), then release the lease or hand it to the next run, and only then
+        publish ``finish`` (so a subscriber that sees ``finish`` finds the thread idle or already
+        running the next input, and its messages in the history). Never raises."""
         try:
             renew_task.cancel()
             final = active.final
@@ -444,7 +465,7 @@ class ThreadRuntime:
                 ended = await self.store.finish(key=active.key, run_id=active.run_id, token=active.token,
                                                 last_seq=active.seq, new_run_id=new_id(),
                                                 process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
-                                                events=tail + events)
+                                                events=tail + events, messages=messages, record=record)
                 if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
                     active.lost = True
                     if self.active.get(active.key) is active:

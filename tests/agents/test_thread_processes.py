@@ -672,9 +672,18 @@ def test_a_stale_owner_cannot_append_events():
 def test_a_stale_owner_cannot_renew_finish_or_suspend():
     key, before = taken_over("t-fence-end")
     assert coordination.renew_lease(key=key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
+    answer = {"id": "stale-answer", "role": "assistant", "content": [{"type": "text", "text": "late"}],
+              "createdAt": timezone.now().isoformat()}
+    record = {"id": "r1", "agent_id": "worker", "resource_id": RID, "thread_id": "t-fence-end", "status": "completed",
+              "finish_reason": "stop", "started_at": timezone.now().isoformat(),
+              "finished_at": timezone.now().isoformat(), "steps": 1}
     stale_end = coordination.finish_run(key=key, run_id="r1", token=1, last_seq=99, new_run_id="r3",
-                                        process_id="p1", ttl_ms=TTL_MS, events=[chunk(before.last_seq + 1, "r1")])
+                                        process_id="p1", ttl_ms=TTL_MS, events=[chunk(before.last_seq + 1, "r1")],
+                                        messages=[answer], record=record)
     assert stale_end == {"next": None, "events": [], "fenced": True}
+    # its answer and its record are not written: the new owner answers the inputs it took
+    assert not Message.objects.filter(message_id="stale-answer").exists()
+    assert Run.objects.get(id="r1").status == "failed"
     coordination.suspend_run(key=key, run_id="r1", token=1, last_seq=99, events=[chunk(before.last_seq + 1, "r1")])
     after = lease_of(RID, "t-fence-end")
     assert (after.owner_run_id, after.token, after.status, after.last_seq, after.expires_at) == (

@@ -10,7 +10,7 @@ from agents.runtime import create_tool
 from agents.runtime.errors import SignalError
 from agents.runtime.output import AgentOutput
 from agents.runtime.testing import ScriptedModel, text_step
-from thread_harness import (bounded, buffered, collect, counts, finish, finish_of, history, inputs, make_agent,
+from thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
                             settle, texts_by_run, types, user_contents, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -524,3 +524,55 @@ async def test_wake_texts_by_run_helper_sanity():
     chunks = await collect(sub)
     assert texts_by_run(chunks) == {r.run_id: "echo: x"}
     assert finish_of(chunks)["payload"]["stepResult"]["reason"] == "stop"
+
+
+# -- a wake's memory: read with the wake, written with the run's end ----------------------------------
+
+async def test_a_subscriber_that_sees_finish_finds_the_runs_messages_and_record_stored():
+    from agents.models import Run
+
+    agent = make_agent()
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    r = await agent.send_message("remember me", resource_id=R, thread_id=T)
+    seen_at_finish = {}
+
+    async def read():
+        async for chunk in sub.stream:
+            if chunk["type"] == "finish":
+                # read at once, before the run's output is awaited: the end was one transaction
+                seen_at_finish["history"] = [(m["role"], m["content"]) for m in await history(T)]
+                seen_at_finish["run"] = await db(lambda: Run.objects.filter(id=r.run_id).values(
+                    "status", "finish_reason", "steps", "thread_id").first())
+                return
+
+    await bounded(read())
+    assert seen_at_finish["history"] == [("user", "remember me"),
+                                         ("assistant", [{"type": "text", "text": "echo: remember me"}])]
+    assert seen_at_finish["run"] == {"status": "completed", "finish_reason": "stop", "steps": 1, "thread_id": T}
+
+
+async def test_a_wake_sees_the_last_messages_of_the_agents_memory():
+    from agents.memory import Memory
+
+    agent = make_agent(memory=Memory(last_messages=2))
+    for text in ("one", "two", "three"):
+        r = await agent.send_message(text, resource_id=R, thread_id=T)
+        result = await bounded(r.output.get_full_output())
+        await wait_idle(R, T)
+    # the window holds the last two stored messages: "two" and its answer
+    assert [(m["role"], m["content"]) for m in result.remembered_messages] == [
+        ("user", "two"), ("assistant", [{"type": "text", "text": "echo: two"}])]
+    assert result.text == "echo: three"
+    assert len(await history(T)) == 6
+
+
+async def test_a_wake_with_read_only_memory_stores_no_thread_and_no_messages():
+    from agents.memory import Memory
+    from agents.models import Thread
+
+    agent = make_agent(memory=Memory(read_only=True))
+    r = await agent.send_message("hello", resource_id=R, thread_id=T)
+    assert (await bounded(r.output.get_full_output())).text == "echo: hello"
+    await wait_idle(R, T)
+    assert await history(T) == []
+    assert await db(lambda: Thread.objects.filter(id=T).exists()) is False

@@ -1,0 +1,206 @@
+"""Plain statements on the models for the thread hot path, without per-call query compilation.
+
+The ORM compiles a query again on every call, and on SQLite that costs several times what running
+the statement costs. A thread wake runs about twenty statements (accept the input, take the lease,
+read the history, drain, write the events, the messages and the run record, settle the lease), so
+``agents.coordination`` and ``agents.store`` run those through these helpers instead:
+
+- the SQL is built from the model's metadata once per (database vendor, model, shape) and cached;
+- it runs on Django's connection, so it is in the caller's transaction (``transaction.atomic``);
+- values go through each field's ``get_db_prep_save`` / ``get_db_prep_value`` and rows come back
+  through the backend's and the field's converters, as the ORM does, into model instances
+  (``Model.from_db``).
+
+Only what the hot path needs: equality and ``IN`` filters joined by AND, ordering by columns, a
+limit, ``FOR UPDATE`` where the backend has it (SQLite locks the database on ``BEGIN IMMEDIATE``),
+inserts that may ignore conflicts, and updates. Anything else goes through the ORM.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterable
+
+from django.db import connection, models
+from django.utils import timezone
+
+
+def _quote(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _concrete(model: type[models.Model]) -> list:
+    """The columns an insert writes: every concrete field but an auto-incremented primary key."""
+    return [f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField))]
+
+
+def _where(model: type[models.Model], shape: tuple) -> str:
+    """``shape`` is ((field name, None | number of IN values), ...)."""
+    terms = []
+    for name, many in shape:
+        column = _quote(model._meta.get_field(name).column)
+        if many is None:
+            terms.append(f"{column} = %s")
+        else:
+            terms.append(f"{column} IN ({', '.join(['%s'] * many)})")
+    return " AND ".join(terms) if terms else "1 = 1"
+
+
+def _shape(where: dict) -> tuple:
+    return tuple((name, len(value) if isinstance(value, (list, tuple, set, frozenset)) else None)
+                 for name, value in where.items())
+
+
+def _where_params(model: type[models.Model], where: dict) -> list:
+    params = []
+    for name, value in where.items():
+        field = model._meta.get_field(name)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            params.extend(field.get_db_prep_value(v, connection, prepared=False) for v in value)
+        else:
+            params.append(field.get_db_prep_value(value, connection, prepared=False))
+    return params
+
+
+@lru_cache(maxsize=256)
+def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: tuple, limit: int | None,
+                for_update: bool) -> str:
+    opts = model._meta
+    columns = ", ".join(_quote(f.column) for f in opts.concrete_fields)
+    sql = f"SELECT {columns} FROM {_quote(opts.db_table)} WHERE {_where(model, shape)}"
+    if order_by:
+        sql += " ORDER BY " + ", ".join(
+            _quote(opts.get_field(o.lstrip("-")).column) + (" DESC" if o.startswith("-") else " ASC")
+            for o in order_by)
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    if for_update and connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    return sql
+
+
+@lru_cache(maxsize=64)
+def _converters(vendor: str, model: type[models.Model]) -> list:
+    """Per column: the backend's and the field's converters (what the ORM applies to a row)."""
+    out = []
+    for i, field in enumerate(model._meta.concrete_fields):
+        column = field.get_col(model._meta.db_table)
+        funcs = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        if funcs:
+            out.append((i, column, funcs))
+    return out
+
+
+def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limit: int | None = None,
+           for_update: bool = False) -> list:
+    """Instances of ``model`` matching ``where`` (``{field: value or list of values}``)."""
+    sql = _select_sql(connection.vendor, model, _shape(where), tuple(order_by), limit, for_update)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, _where_params(model, where))
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    converters = _converters(connection.vendor, model)
+    names = [f.attname for f in model._meta.concrete_fields]
+    out = []
+    for row in rows:
+        if converters:
+            row = list(row)
+            for i, column, funcs in converters:
+                value = row[i]
+                for func in funcs:
+                    value = func(value, column, connection)
+                row[i] = value
+        out.append(model.from_db(connection.alias, names, row))
+    return out
+
+
+def select_one(model: type[models.Model], where: dict, *, for_update: bool = False):
+    """The instance matching ``where`` (a unique key), or None."""
+    found = select(model, where, limit=1, for_update=for_update)
+    return found[0] if found else None
+
+
+@lru_cache(maxsize=128)
+def _exists_sql(vendor: str, model: type[models.Model], shape: tuple) -> str:
+    return f"SELECT 1 FROM {_quote(model._meta.db_table)} WHERE {_where(model, shape)} LIMIT 1"
+
+
+def exists(model: type[models.Model], where: dict) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(_exists_sql(connection.vendor, model, _shape(where)), _where_params(model, where))
+        return cursor.fetchone() is not None
+
+
+@lru_cache(maxsize=64)
+def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) -> str:
+    fields = _concrete(model)
+    sql = (f"INSERT INTO {_quote(model._meta.db_table)} ({', '.join(_quote(f.column) for f in fields)}) "
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    return sql + " ON CONFLICT DO NOTHING" if ignore_conflicts else sql
+
+
+def _insert_params(fields: list, row: dict, now) -> list:
+    params = []
+    for field in fields:
+        if field.name in row or field.attname in row:
+            value = row[field.name] if field.name in row else row[field.attname]
+        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            value = now
+        else:
+            value = field.get_default()
+        params.append(field.get_db_prep_save(value, connection))
+    return params
+
+
+def insert(model: type[models.Model], rows: Iterable[dict], *, ignore_conflicts: bool = False) -> int:
+    """Insert ``rows`` (``{field name: value}``; missing fields take their default, ``auto_now``
+    and ``auto_now_add`` fields the current time). With ``ignore_conflicts``, a row that violates a
+    unique constraint is skipped (``ON CONFLICT DO NOTHING``). Returns the number of rows inserted."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    fields = _concrete(model)
+    now = timezone.now()
+    sql = _insert_sql(connection.vendor, model, ignore_conflicts)
+    with connection.cursor() as cursor:
+        if len(rows) == 1:
+            cursor.execute(sql, _insert_params(fields, rows[0], now))
+        else:
+            cursor.executemany(sql, [_insert_params(fields, row, now) for row in rows])
+        return cursor.rowcount
+
+
+@lru_cache(maxsize=32)
+def _upsert_sql(vendor: str, model: type[models.Model], unique: tuple) -> str:
+    fields = _concrete(model)
+    sets = ", ".join(f"{_quote(f.column)} = EXCLUDED.{_quote(f.column)}" for f in fields if f.name not in unique)
+    return (_insert_sql(vendor, model, False)
+            + f" ON CONFLICT ({', '.join(_quote(model._meta.get_field(n).column) for n in unique)}) DO UPDATE SET {sets}")
+
+
+def upsert(model: type[models.Model], row: dict, *, unique: tuple = ("id",)) -> None:
+    """Insert ``row``, or update every other column of the row with the same ``unique`` fields."""
+    with connection.cursor() as cursor:
+        cursor.execute(_upsert_sql(connection.vendor, model, tuple(unique)),
+                       _insert_params(_concrete(model), row, timezone.now()))
+
+
+@lru_cache(maxsize=128)
+def _update_sql(vendor: str, model: type[models.Model], columns: tuple, shape: tuple) -> str:
+    sets = ", ".join(f"{_quote(model._meta.get_field(name).column)} = %s" for name in columns)
+    return f"UPDATE {_quote(model._meta.db_table)} SET {sets} WHERE {_where(model, shape)}"
+
+
+def update(model: type[models.Model], where: dict, values: dict) -> int:
+    """Set ``values`` on the rows matching ``where``; ``auto_now`` fields not in ``values`` take the
+    current time (as ``Model.save`` does). Returns the number of rows changed."""
+    values = dict(values)
+    for field in model._meta.concrete_fields:
+        if getattr(field, "auto_now", False) and field.name not in values:
+            values[field.name] = timezone.now()
+    params = [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    params += _where_params(model, where)
+    with connection.cursor() as cursor:
+        cursor.execute(_update_sql(connection.vendor, model, tuple(values), _shape(where)), params)
+        return cursor.rowcount

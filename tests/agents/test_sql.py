@@ -1,0 +1,132 @@
+"""``agents.sql``: the hot path's statements give the same rows and writes as the ORM, on the
+database of the run (SQLite, or PostgreSQL in the PostgreSQL pass)."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, connection, connections, transaction
+from django.utils import timezone
+
+from agents import sql
+from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def fields_of(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def test_select_gives_the_instances_the_orm_gives():
+    now = timezone.now()
+    ThreadLease.objects.create(thread_key="k1", resource_id="r", thread_id="t1", owner_run_id="run-1", token=3,
+                               status="running", expires_at=now + timedelta(seconds=15), abort_requested=True,
+                               last_seq=42)
+    ThreadLease.objects.create(thread_key="k2", resource_id="r", thread_id="t2")
+    for key in ("k1", "k2"):
+        mine = sql.select_one(ThreadLease, {"thread_key": key})
+        assert isinstance(mine, ThreadLease) and not mine._state.adding
+        assert fields_of(mine) == fields_of(ThreadLease.objects.get(thread_key=key))
+    lease = sql.select_one(ThreadLease, {"thread_key": "k1"})
+    assert lease.expires_at.tzinfo is not None and lease.abort_requested is True and lease.token == 3
+    assert sql.select_one(ThreadLease, {"thread_key": "nope"}) is None
+
+
+def test_json_values_and_foreign_keys_round_trip():
+    Thread.objects.create(id="t", resource_id="r", metadata={"a": [1, {"b": None}], "é": "ü"})
+    content = [{"type": "text", "text": "<x> & \"y\""}]
+    sql.insert(Message, [{"message_id": "m1", "thread_id": "t", "resource_id": "r", "role": "user",
+                          "content": content, "created_at": timezone.now()}])
+    stored = Message.objects.get(message_id="m1")
+    assert (stored.content, stored.metadata, stored.type, stored.thread_id) == (content, {}, "", "t")
+    mine = sql.select_one(Message, {"message_id": "m1"})
+    assert fields_of(mine) == fields_of(stored)
+    assert sql.select_one(Thread, {"id": "t"}).metadata == {"a": [1, {"b": None}], "é": "ü"}
+
+
+def test_in_filters_order_and_limit():
+    Thread.objects.create(id="t", resource_id="r")
+    for i in range(5):
+        Message.objects.create(message_id=f"m{i}", thread_id="t", resource_id="r", role="user", content=[],
+                               created_at=timezone.now())
+    newest_three = sql.select(Message, {"thread_id": "t"}, order_by=("-id",), limit=3)
+    assert [m.message_id for m in newest_three] == ["m4", "m3", "m2"]
+    picked = sql.select(Message, {"thread_id": "t", "message_id": ["m0", "m3", "zz"]}, order_by=("id",))
+    assert [m.message_id for m in picked] == ["m0", "m3"]
+    assert sql.exists(Message, {"thread_id": "t", "role": ["assistant", "user"]})
+    assert not sql.exists(Message, {"thread_id": "t", "role": ["assistant"]})
+
+
+def test_insert_fills_defaults_and_times_and_may_ignore_conflicts():
+    before = timezone.now()
+    assert sql.insert(ThreadInput, [{"input_id": "i1", "thread_key": "k", "agent_id": "a", "resource_id": "r",
+                                     "thread_id": "t", "kind": "deliver", "signal": {"contents": "hi"}}]) == 1
+    row = ThreadInput.objects.get(input_id="i1")
+    assert (row.status, row.stream_options, row.run_id, row.consumed_at) == ("pending", {}, None, None)
+    assert before <= row.created_at <= timezone.now()
+    duplicate = {"input_id": "i1", "thread_key": "k2", "agent_id": "a", "resource_id": "r", "thread_id": "t",
+                 "kind": "queue", "signal": {}}
+    assert sql.insert(ThreadInput, [duplicate], ignore_conflicts=True) == 0
+    assert ThreadInput.objects.get(input_id="i1").thread_key == "k"
+    with pytest.raises(IntegrityError), transaction.atomic():
+        sql.insert(ThreadInput, [duplicate])
+
+
+def test_insert_of_several_rows():
+    sql.insert(Run, [{"id": f"run-{i}", "agent_id": "a", "started_at": timezone.now()} for i in range(3)])
+    assert sorted(Run.objects.values_list("id", "status", "usage")) == [
+        ("run-0", "running", {}), ("run-1", "running", {}), ("run-2", "running", {})]
+
+
+def test_update_changes_the_matching_rows_and_touches_auto_now_fields():
+    old = timezone.now() - timedelta(days=1)
+    for key in ("a", "b"):
+        ThreadLease.objects.create(thread_key=key, resource_id="r", thread_id=key)
+    ThreadLease.objects.update(updated_at=old)
+    assert sql.update(ThreadLease, {"thread_key": "a", "token": 0}, {"token": 1, "status": "running"}) == 1
+    assert sql.update(ThreadLease, {"thread_key": "a", "token": 0}, {"token": 2}) == 0  # compare-and-set
+    a, b = ThreadLease.objects.get(thread_key="a"), ThreadLease.objects.get(thread_key="b")
+    assert (a.token, a.status, b.token, b.status) == (1, "running", 0, "idle")
+    assert a.updated_at > old and b.updated_at == old
+
+
+def test_a_row_selected_for_update_is_locked_until_commit():
+    ThreadLease.objects.create(thread_key="k", resource_id="r", thread_id="t")
+    other: dict = {}
+
+    def writer():
+        # another connection, as another process: its write waits for the lock (or times out)
+        try:
+            with connections["default"].cursor() as cursor:
+                if connection.vendor == "postgresql":
+                    cursor.execute("SET lock_timeout = '300ms'")
+                    cursor.execute("UPDATE agents_threadlease SET token = 9 WHERE thread_key = 'k'")
+                else:
+                    cursor.execute("PRAGMA busy_timeout = 300")
+                    cursor.execute("BEGIN IMMEDIATE")
+                    cursor.execute("ROLLBACK")
+            other["outcome"] = "wrote"
+        except Exception as exc:  # the lock held
+            other["outcome"] = type(exc).__name__
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        assert sql.select_one(ThreadLease, {"thread_key": "k"}, for_update=True).thread_key == "k"
+        thread = threading.Thread(target=writer)
+        thread.start()
+        thread.join(5)
+    assert other["outcome"] != "wrote"
+    assert ThreadLease.objects.get(thread_key="k").token == 0
+
+
+def test_upsert_inserts_then_updates_every_other_column():
+    started = timezone.now()
+    sql.upsert(Run, {"id": "run-u", "agent_id": "a", "status": "running", "started_at": started})
+    sql.upsert(Run, {"id": "run-u", "agent_id": "a", "status": "completed", "usage": {"totalTokens": 3},
+                     "steps": 2, "started_at": started, "finished_at": started})
+    run = Run.objects.get(id="run-u")
+    assert (run.status, run.usage, run.steps, run.started_at, run.finished_at) == (
+        "completed", {"totalTokens": 3}, 2, started, started)
+    assert Run.objects.count() == 1
