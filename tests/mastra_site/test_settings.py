@@ -91,3 +91,14 @@ def test_sqlite_file_name_and_default_model_are_configurable():
     s = probe(MASTRA_SQLITE_NAME="other.sqlite3", MASTRA_DEFAULT_MODEL="local/echo")
     assert s["name"] == str(ROOT / "other.sqlite3")
     assert s["model"] == "local/echo"
+
+
+def test_the_embedded_default_passes_the_system_checks_without_a_warning():
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT),
+                 MASTRA_SQLITE_NAME=f"check-{os.getpid()}.sqlite3")
+    proc = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True,
+                          text=True, timeout=60)
+    (ROOT / f"check-{os.getpid()}.sqlite3").unlink(missing_ok=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "System check identified no issues (0 silenced)." in proc.stdout, proc.stdout + proc.stderr
