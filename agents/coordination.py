@@ -23,7 +23,7 @@ from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, Thread
 from agents.runtime.errors import SignalError
 from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.runtime.threads import group_name
-from agents.store import _parse_time, messages_save_locked, run_record, thread_prepare_locked
+from agents.store import _parse_time, _thread_row, messages_save_locked, run_record, thread_prepare_locked
 
 logger = logging.getLogger(__name__)
 
@@ -140,15 +140,14 @@ def accept_input(*, key: str | None, agent_id: str, resource_id: str | None, thr
     now = timezone.now()
     with transaction.atomic():
         if key is None:
-            found = sql.select(ThreadLease, {"owner_run_id": target_run_id}, limit=1, for_update=True)
-            lease = found[0] if found else None
+            lease = sql.select_one(ThreadLease, {"owner_run_id": target_run_id}, for_update=True)
             if lease is None or not _is_active(lease, now):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
             key, resource_id, thread_id = lease.thread_key, lease.resource_id, lease.thread_id
         else:
             lease = _lease_for_update(key, resource_id, thread_id)
-        thread = sql.select_one(Thread, {"id": thread_id})
+        thread = _thread_row(thread_id)
         if thread is not None and thread.resource_id != resource_id:
             raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
         active = _is_active(lease, now)

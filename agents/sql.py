@@ -116,7 +116,7 @@ def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limi
 
 
 def select_one(model: type[models.Model], where: dict, *, for_update: bool = False):
-    """The instance matching ``where`` (a unique key), or None."""
+    """The first instance matching ``where`` (usually a unique key), or None."""
     found = select(model, where, limit=1, for_update=for_update)
     return found[0] if found else None
 
