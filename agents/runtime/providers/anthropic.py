@@ -19,15 +19,15 @@ writes; those are ``cached_input_tokens`` and ``cacheCreationInputTokens``.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import os
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
 from ..errors import MissingCredentialsError, ModelError
+from ..naming import snake_keys
 from .base import ModelRequest, usage
-from .openai import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, SDKClientCache, args_object,
-                     iso_timestamp, json_text, media_of, resolve_max_retries, server_message, snake_case_keys)
+from .sdk import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, SDKClientCache, args_object,
+                  iso_timestamp, json_text, media_of, server_message)
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic as anthropic_sdk
@@ -218,10 +218,10 @@ class AnthropicModel(SDKClientCache):
         warnings: list[str] = []
         system, messages = anthropic_messages(request.messages)
         settings = request.settings or {}
-        options = snake_case_keys((request.provider_options or {}).get(self.provider))
+        options = snake_keys((request.provider_options or {}).get(self.provider))
         thinking = options.get("thinking")
         if isinstance(thinking, dict):
-            thinking = options["thinking"] = snake_case_keys(thinking)  # budgetTokens → budget_tokens
+            thinking = options["thinking"] = snake_keys(thinking)  # budgetTokens → budget_tokens
         thinking_on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
         max_tokens = settings.get("max_output_tokens") or DEFAULT_MAX_TOKENS
@@ -287,7 +287,7 @@ class AnthropicModel(SDKClientCache):
         """Stream one model step as model events (see the module docstring)."""
         import anthropic as anthropic_sdk
 
-        client, body, warnings = self._prepare(request)
+        client, body, warnings = self.prepare_call(request)
         yield {"type": "request", "body": body}
         for message in warnings:
             yield {"type": "warning", "message": message}

@@ -346,12 +346,12 @@ async def test_client_is_built_once_and_reused(server):
     server.reply(openai_text_reply(["ok"]))
     model = model_for(server)
     await collect(model, hello(), close=False)
-    first = model._client()
+    first = model.client()
     await collect(model, hello(), close=False)
-    assert model._client() is first
+    assert model.client() is first
     assert len(server.requests) == 2
     await model.aclose()
-    assert model._client() is not first
+    assert model.client() is not first
     await model.aclose()
 
 

@@ -1,0 +1,38 @@
+"""Key spelling: Mastra's camelCase and this project's snake_case.
+
+Every public call accepts both spellings (``maxSteps`` and ``max_steps``); the wire formats Mastra
+defines (chunks, results, signals) are camelCase. This module is the one place that converts; the
+conversions are cached because the same few names are converted on every call.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+_UPPER_AFTER_WORD = re.compile(r"(?<=[a-z0-9])([A-Z])")
+_UNDERSCORE_LETTER = re.compile(r"_([a-z0-9])")
+
+
+@lru_cache(maxsize=1024)
+def snake_case(name: str) -> str:
+    """``maxSteps`` → ``max_steps``; a snake_case name is returned unchanged."""
+    return _UPPER_AFTER_WORD.sub(r"_\1", name).lower()
+
+
+@lru_cache(maxsize=1024)
+def camel_case(name: str) -> str:
+    """``max_steps`` → ``maxSteps``; a camelCase name is returned unchanged."""
+    return _UNDERSCORE_LETTER.sub(lambda m: m.group(1).upper(), name)
+
+
+def snake_keys(data: dict | None) -> dict:
+    """A copy of ``data`` whose top-level string keys are snake_case. Values are left as they
+    are (they can hold JSON Schemas or provider payloads whose keys must not change)."""
+    return {(snake_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}
+
+
+def camel_keys(data: dict | None) -> dict:
+    """A copy of ``data`` whose top-level string keys are camelCase; values unchanged."""
+    return {(camel_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}

@@ -1,0 +1,204 @@
+"""What the adapters over the official OpenAI and Anthropic SDKs share.
+
+The SDK client cache (one client per event loop, key and base URL) and its retry setting, the
+race of a model call's awaits against the run's abort signal, the text of a provider's error
+body, and the translation of runtime message parts (JSON text, tool arguments, media sources).
+Nothing here imports an SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import urllib.parse
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Awaitable, TypeVar
+
+from ..errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .base import ModelRequest
+
+T = TypeVar("T")
+
+#: Statuses the SDKs themselves retry; a ModelError with one of them is marked retryable.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+DEFAULT_MAX_RETRIES = 2
+
+def json_text(value: Any) -> str:
+    """``value`` as text for a model: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def args_text(args: Any) -> str:
+    """Tool-call arguments as a JSON object text (a string is taken to be JSON already)."""
+    if args is None:
+        return "{}"
+    if isinstance(args, str):
+        return args or "{}"
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def args_object(args: Any) -> Any:
+    """Tool-call arguments as a decoded value (Anthropic wants ``input`` as an object)."""
+    if args is None or args == "":
+        return {}
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            # Echo back what the model sent rather than failing the whole request.
+            return {"_raw": args}
+    return args
+
+
+def media_of(part: dict) -> tuple[str, str | None, str]:
+    """The source of an image/file part as ``("url", mime, url)`` or ``("base64", mime, data)``.
+
+    Accepts ``image``/``data``/``url`` holding bytes, an ``http(s)`` URL, a ``data:`` URL or a
+    base64 string. The MIME type is ``mediaType`` (the AI SDK's name, used by signal parts),
+    ``mimeType`` or, for data URLs, the one the URL names.
+    """
+    data = part.get("image", part.get("data", part.get("url")))
+    mime = part.get("mediaType") or part.get("mimeType")
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return "base64", mime, base64.b64encode(bytes(data)).decode("ascii")
+    if not isinstance(data, str):
+        raise ModelError(f"unsupported {part.get('type', 'media')} data of type {type(data).__name__}; "
+                         "use bytes, a URL or a base64 string", code="unsupported_content")
+    if data.startswith("data:"):
+        header, _, payload = data[5:].partition(",")
+        fields = header.split(";")
+        mime = fields[0] or mime
+        if "base64" in fields[1:]:
+            return "base64", mime, payload
+        raw = urllib.parse.unquote_to_bytes(payload)
+        return "base64", mime, base64.b64encode(raw).decode("ascii")
+    if data.startswith(("http://", "https://")):
+        return "url", mime, data
+    return "base64", mime, data
+
+
+def server_message(body: Any) -> str | None:
+    """The human message of a provider error body (``{"error": {"message"}}`` and variants)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message")
+            if isinstance(message, str) and message:
+                return message
+        elif isinstance(inner, str) and inner:
+            return inner
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    elif isinstance(body, str) and body:
+        return body
+    return None
+
+
+def iso_timestamp(seconds: float | None = None) -> str:
+    """Unix seconds (or now) as an ISO-8601 UTC string."""
+    moment = datetime.fromtimestamp(seconds, timezone.utc) if seconds else datetime.now(timezone.utc)
+    return moment.isoformat()
+
+
+class Aborted(Exception):
+    """Internal: the request's abort signal fired while an await was pending."""
+
+
+class AbortWatch:
+    """Races the awaits of one model call against ``request.abort_signal``.
+
+    ``run(awaitable)`` returns the awaitable's result, or cancels it and raises :class:`Aborted`
+    as soon as the signal fires, so a stalled server cannot hold an aborted run. Without a signal
+    it is a plain ``await`` (no task per chunk).
+    """
+
+    def __init__(self, signal: Any) -> None:
+        self.signal = signal
+        self._waiter: asyncio.Future | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.signal is not None and getattr(self.signal, "aborted", False))
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        if self.signal is None:
+            return await awaitable
+        if self.aborted:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()  # never started: close it to avoid "never awaited" warnings
+            raise Aborted()
+        if self._waiter is None:
+            self._waiter = asyncio.ensure_future(self.signal.wait())
+        task = asyncio.ensure_future(awaitable)
+        try:
+            await asyncio.wait((task, self._waiter), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.wait((task,))  # let it unwind; its CancelledError is not ours to raise
+        raise Aborted()
+
+    def close(self) -> None:
+        if self._waiter is not None:
+            self._waiter.cancel()
+            self._waiter = None
+
+
+def resolve_max_retries(settings: dict) -> int:
+    value = settings.get("max_retries")
+    if value is None:
+        return DEFAULT_MAX_RETRIES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ModelError(f"max_retries must be a non-negative integer, not {value!r}", code="invalid_settings")
+    return value
+
+
+class SDKClientCache:
+    """Caches one SDK client per (event loop, key, base URL): a connection pool cannot move between
+    event loops. Subclasses define ``resolve_api_key()``, ``base_url`` and ``_new_client(key, url)``."""
+
+    _client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+
+    def validate_credentials(self) -> None:
+        """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
+        self.resolve_api_key()
+
+    def client(self) -> Any:
+        """The SDK client for this event loop, key and base URL (built once, then reused)."""
+        key, url = self.resolve_api_key(), self.base_url
+        loop = asyncio.get_running_loop()
+        state = self._client_state
+        if state is not None and state[0] is loop and state[1] == key and state[2] == url:
+            return state[3]
+        client = self._new_client(key, url)
+        self._client_state = (loop, key, url, client)
+        return client
+
+    def prepare_call(self, request: ModelRequest) -> tuple[Any, dict, list[str]]:
+        """The SDK client for ``request`` (with its retry setting), the request body and the
+        warnings about what the body could not carry."""
+        client = self.client()
+        body, warnings = self.build_body(request)
+        max_retries = resolve_max_retries(request.settings or {})
+        if max_retries != client.max_retries:
+            client = client.with_options(max_retries=max_retries)
+        return client, body, warnings
+
+    async def aclose(self) -> None:
+        """Close the cached SDK client and its connection pool; the next call builds a new one.
+
+        A client built on another (possibly closed) event loop cannot be closed from this one
+        and is only dropped.
+        """
+        state, self._client_state = self._client_state, None
+        if state is not None and state[0] is asyncio.get_running_loop():
+            await state[3].close()
