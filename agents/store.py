@@ -16,6 +16,7 @@ from django.utils import timezone
 from agents import sql
 from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import ToolApprovalError
+from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
 
 
@@ -98,7 +99,9 @@ def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> 
 
 
 def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
-    """``messages_save`` inside the caller's transaction (a thread run's last write)."""
+    """``messages_save`` inside the caller's transaction (a thread run's last write). Messages
+    of transient signals are left out: they are never stored."""
+    messages = [m for m in messages if not is_transient_message(m)]
     # touching the owner's row first locks it (as select_for_update did) and checks the owner in
     # one statement; only a missing or foreign thread needs another look
     touched = sql.update(Thread, {"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})

@@ -2,12 +2,18 @@
 
 A *signal* is the dict every thread input becomes::
 
-    {"id", "type", "tagName", "contents", "attributes", "metadata", "providerOptions",
+    {"id", "type", "tagName", "contents", "attributes", "metadata", "providerOptions", "transient",
      "createdAt", "acceptedAt"}
 
 ``type`` is one of ``user``, ``state``, ``reactive``, ``notification``; the legacy ``user-message``
 and ``system-reminder`` are normalised. :func:`render_signal` turns a signal into the model message
-(role ``user``) the next model step receives.
+(role ``user``) the next model step receives, by Mastra's rules (``signals.ts``): a user signal
+without attributes is its plain contents; otherwise all-text contents become one tag (parts joined
+by a newline) and multimodal contents get the tag on their first text part (or, without one, a
+self-closing tag before the other parts). Validation messages are Mastra's, word for word.
+
+A ``transient`` signal reaches the model and is echoed to subscribers, but is never stored in the
+thread's history (:func:`is_transient_message`).
 """
 
 from __future__ import annotations
@@ -17,17 +23,24 @@ import math
 import re
 from typing import Any
 
+from .chunks import data_chunk
 from .errors import SignalError
 from .messages import new_id, now_iso
+from .naming import snake_keys
 
 SIGNAL_TYPES = ("user", "state", "reactive", "notification")
 LEGACY_TYPES = {"user-message": ("user", "user"), "system-reminder": ("reactive", "system-reminder")}
 DEFAULT_TAGS = {"user": "user", "state": "state", "notification": "notification", "reactive": "system-reminder"}
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 MAX_CONTENTS_BYTES = 1024 * 1024
+PART_TYPES = ("text", "image", "file")
 
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+_MESSAGE_KEYS = frozenset({"contents", "attributes", "metadata", "provider_options", "id"})
+
+# ``state_to_signal`` reads its payload's keys through this name
+_snake = snake_keys
 
 
 def escape_text(value: str) -> str:
@@ -50,20 +63,26 @@ def attribute_text(value: Any) -> str:
 
 
 def check_name(name: Any, what: str) -> str:
+    """``name`` if it is a valid XML name; otherwise Mastra's ``Invalid signal XML tag name: <name>``
+    (``what`` is ``"tag"`` or ``"attribute"``)."""
     if not isinstance(name, str) or not NAME_RE.match(name):
         code = "invalid_tag_name" if what == "tag" else "invalid_attribute_name"
-        raise SignalError(f"invalid {what} name {name!r}: must match {NAME_RE.pattern}", code=code)
+        raise SignalError(f"Invalid signal XML {what} name: {name}", code=code)
     return name
 
 
 def check_attributes(attributes: Any, where: str = "attributes") -> dict:
+    """A copy of ``attributes``; names are checked only for values that are not ``None`` (a
+    ``None`` value is never rendered, as in Mastra, so its name cannot be wrong)."""
     if attributes is None:
         return {}
     if not isinstance(attributes, dict):
         raise SignalError(f"{where} must be a dict", code="invalid_attributes")
     for name, value in attributes.items():
+        if value is None:
+            continue
         check_name(name, "attribute")
-        if value is not None and not isinstance(value, (str, int, float, bool)):
+        if not isinstance(value, (str, int, float, bool)):
             raise SignalError(f"{where}.{name}: values must be str, number, bool or None, not {type(value).__name__}",
                               code="invalid_attribute_value")
         if isinstance(value, float) and not math.isfinite(value):
@@ -78,6 +97,8 @@ def _contents_size(contents: Any) -> int:
 
 
 def check_contents(contents: Any) -> Any:
+    """Contents as a string or a list of parts. A list holding one text part without provider
+    options is that part's text (Mastra stores and echoes it so)."""
     if contents is None:
         return ""
     if isinstance(contents, str):
@@ -86,12 +107,14 @@ def check_contents(contents: Any) -> Any:
         for part in contents:
             if isinstance(part, str):
                 continue
-            if not isinstance(part, dict) or part.get("type") not in ("text", "image", "file"):
+            if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
                 raise SignalError("contents parts must be strings or {'type': 'text'|'image'|'file', ...} dicts",
                                   code="invalid_contents")
             if part["type"] == "text" and not isinstance(part.get("text"), str):
                 raise SignalError("a text part needs a string 'text'", code="invalid_contents")
         contents = [{"type": "text", "text": p} if isinstance(p, str) else p for p in contents]
+        if len(contents) == 1 and contents[0]["type"] == "text" and not contents[0].get("providerOptions"):
+            contents = contents[0]["text"]
     else:
         raise SignalError("contents must be a string or a list of parts", code="invalid_contents")
     if _contents_size(contents) > MAX_CONTENTS_BYTES:
@@ -99,24 +122,28 @@ def check_contents(contents: Any) -> Any:
     return contents
 
 
-def _snake(data: dict) -> dict:
-    aliases = {"tagName": "tag_name", "providerOptions": "provider_options", "cacheKey": "cache_key"}
-    return {aliases.get(k, k): v for k, v in data.items()}
-
-
 def create_signal(signal: dict, *, extra_attributes: dict | None = None) -> dict:
-    """Validate and normalise a ``send_signal`` payload; merge branch attributes over its own."""
+    """Validate and normalise a ``send_signal`` payload; merge branch attributes over its own.
+
+    Keys may be camelCase or snake_case. Raises :class:`SignalError` with Mastra's messages
+    (``Invalid signal type: …``, ``Invalid signal XML tag name: …``, ``state signals cannot be
+    transient``)."""
     if not isinstance(signal, dict):
         raise SignalError("a signal must be a dict with 'type' and 'contents'", code="invalid_signal")
-    signal = _snake(signal)
+    signal = snake_keys(signal)
     kind = signal.get("type")
     tag = signal.get("tag_name")
     if kind in LEGACY_TYPES:
         kind, legacy_tag = LEGACY_TYPES[kind]
         tag = legacy_tag if tag is None else tag
     if kind not in SIGNAL_TYPES:
-        raise SignalError(f"unknown signal type {kind!r}: use one of {', '.join(SIGNAL_TYPES)} "
-                          "(and tag_name for a custom tag)", code="invalid_signal_type")
+        raise SignalError(f"Invalid signal type: {kind}. Use a supported signal type and set tagName for custom "
+                          "XML tags.", code="invalid_signal_type")
+    transient = signal.get("transient")
+    if kind == "state" and transient is not None:
+        raise SignalError("state signals cannot be transient", code="invalid_state_signal")
+    if transient is not None and not isinstance(transient, bool):
+        raise SignalError("transient must be true or false", code="invalid_signal")
     # an explicit tag_name (even "") is validated; only a missing one takes the type's default
     tag = check_name(DEFAULT_TAGS[kind] if tag is None else tag, "tag")
     attributes = check_attributes(signal.get("attributes"))
@@ -130,9 +157,11 @@ def create_signal(signal: dict, *, extra_attributes: dict | None = None) -> dict
         raise SignalError("provider_options must be a dict", code="invalid_provider_options")
     out = {"id": signal.get("id") or new_id(), "type": kind, "tagName": tag,
            "contents": check_contents(signal.get("contents")), "attributes": attributes,
-           "metadata": dict(metadata or {}), "createdAt": signal.get("createdAt") or now_iso()}
+           "metadata": dict(metadata or {}), "createdAt": signal.get("created_at") or now_iso()}
     if po:
         out["providerOptions"] = po
+    if transient:
+        out["transient"] = True
     return out
 
 
@@ -142,10 +171,10 @@ def message_to_signal(message: Any, *, extra_attributes: dict | None = None) -> 
     if isinstance(message, (str, list)):
         return create_signal({"type": "user", "contents": message}, extra_attributes=extra_attributes)
     if isinstance(message, dict):
-        message = _snake(message)
-        unknown = set(message) - {"contents", "attributes", "metadata", "provider_options", "id"}
+        message = snake_keys(message)
+        unknown = set(message) - _MESSAGE_KEYS
         if unknown:
-            raise SignalError(f"unknown message key {sorted(unknown)[0]!r}", code="invalid_message")
+            raise SignalError(f"unknown message key {sorted(unknown, key=str)[0]!r}", code="invalid_message")
         if "contents" not in message:
             raise SignalError("a message dict needs 'contents'", code="invalid_message")
         return create_signal({"type": "user", **message}, extra_attributes=extra_attributes)
@@ -153,6 +182,7 @@ def message_to_signal(message: Any, *, extra_attributes: dict | None = None) -> 
 
 
 def render_tag(tag: str, attributes: dict, text: str) -> str:
+    """``<tag a="1">text</tag>``, or ``<tag a="1" />`` for empty text; ``None`` values are left out."""
     attrs = "".join(f' {name}="{escape_attribute(attribute_text(value))}"'
                     for name, value in attributes.items() if value is not None)
     if text == "":
@@ -161,25 +191,33 @@ def render_tag(tag: str, attributes: dict, text: str) -> str:
 
 
 def render_content(signal: dict) -> Any:
-    """The content the model sees: XML text (plain text for a user signal without attributes)."""
-    attributes = {k: v for k, v in signal.get("attributes", {}).items() if v is not None}
+    """The content the model sees (Mastra's ``toLLMMessage``).
+
+    * a user signal without (non-``None``) attributes: its contents as they are (a string, or the
+      list of parts when there are several);
+    * all-text contents without per-part provider options: one tag, the texts joined by a newline;
+    * otherwise the first text part's text is wrapped in the tag and the other parts are kept;
+      without a text part, a self-closing tag comes first as a text part.
+    """
+    attributes = signal.get("attributes") or {}
     contents = signal["contents"]
-    plain = signal["type"] == "user" and not attributes
+    tag = signal["tagName"]
+    plain = signal["type"] == "user" and not any(v is not None for v in attributes.values())
     if isinstance(contents, str):
-        return contents if plain else render_tag(signal["tagName"], attributes, contents)
-    texts = [p["text"] for p in contents if p["type"] == "text"]
-    if len(texts) == len(contents):
-        joined = "\n".join(texts)
-        return joined if plain else render_tag(signal["tagName"], attributes, joined)
-    # multimodal: the first text part is wrapped, every other part is kept as it is
+        return contents if plain else render_tag(tag, attributes, contents)
+    if plain:
+        return contents
+    if all(p["type"] == "text" and not p.get("providerOptions") for p in contents):
+        return render_tag(tag, attributes, "\n".join(p["text"] for p in contents))
     content, wrapped = [], False
     for part in contents:
         if part["type"] == "text" and not wrapped:
             wrapped = True
-            text = part["text"] if plain else render_tag(signal["tagName"], attributes, part["text"])
-            content.append({"type": "text", "text": text})
+            content.append({**part, "text": render_tag(tag, attributes, part["text"])})
         else:
             content.append(part)
+    if not wrapped:
+        content.insert(0, {"type": "text", "text": render_tag(tag, attributes, "")})
     return content
 
 
@@ -194,6 +232,15 @@ def render_signal(signal: dict) -> dict:
     return message
 
 
+def is_transient_message(message: dict) -> bool:
+    """Whether ``message`` renders a ``transient`` signal: memory stores never save it."""
+    meta = message.get("metadata")
+    if not meta:
+        return False
+    summary = meta.get("signal")
+    return isinstance(summary, dict) and summary.get("transient") is True
+
+
 def signal_summary(signal: dict) -> dict:
     """What is stored with the message and echoed to subscribers."""
     data = {"id": signal["id"], "type": signal["type"], "tagName": signal["tagName"],
@@ -203,13 +250,15 @@ def signal_summary(signal: dict) -> dict:
         data["attributes"] = signal["attributes"]
     if signal.get("metadata"):
         data["metadata"] = signal["metadata"]
+    if signal.get("transient"):
+        data["transient"] = True
     return data
 
 
 def echo_chunk(signal: dict, run_id: str | None) -> dict:
     """The transient echo subscribers see when an input is accepted (DESIGN §5)."""
     kind = "data-user-message" if signal["type"] == "user" else "data-signal"
-    return {"type": kind, "runId": run_id, "from": "AGENT", "data": signal_summary(signal), "transient": True}
+    return data_chunk(kind, run_id, signal_summary(signal))
 
 
 STATE_MODES = ("snapshot", "delta")

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from .errors import MastraError, ToolApprovalError
+from .signal import is_transient_message
 
 
 class ThreadOwnershipError(MastraError):
@@ -100,6 +101,7 @@ class InMemoryStore:
 
     async def save_messages(self, *, resource_id, thread_id, messages):
         self._check_owner(self.threads.get(thread_id), resource_id)
+        messages = [m for m in messages if not is_transient_message(m)]  # never stored
         if thread_id not in self.threads:
             now = datetime.now(timezone.utc).isoformat()
             self.threads[thread_id] = {"id": thread_id, "resourceId": resource_id, "title": "",

@@ -311,7 +311,11 @@ class ThreadRuntime:
     async def send(self, agent: Any, *, signal: dict, mode: str, resource_id: str | None, thread_id: str | None,
                    run_id: str | None, if_active: dict | None, if_idle: dict | None,
                    state: dict | None = None) -> SendResult:
-        """Accept one input (store it durably, decide) and act on the decision."""
+        """Accept one input (store it durably, decide) and act on the decision.
+
+        As in Mastra: ``queue`` (``queue_message``) needs a thread and always wakes an idle thread,
+        whatever ``if_idle.behavior`` says; a ``transient`` signal is never stored in the history,
+        so where a branch would persist it, it is discarded."""
         self._agents[agent.id] = agent
         if_active = _branch(if_active, IF_ACTIVE, "if_active")
         if_idle = _branch(if_idle, IF_IDLE, "if_idle")
@@ -324,6 +328,14 @@ class ThreadRuntime:
         for name, value in (("resource_id", resource_id), ("thread_id", thread_id)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise SignalError(f"{name} must be a non-empty string", code="missing_target")
+        if mode == "queue":
+            if resource_id is None or thread_id is None:
+                raise SignalError("resourceId and threadId are required to queue a message", code="missing_target")
+            if_idle["behavior"] = "wake"
+        if signal.get("transient"):
+            for branch in (if_active, if_idle):
+                if branch["behavior"] == "persist":
+                    branch["behavior"] = "discard"
         stream_options = if_idle.get("stream_options") or {}
         if not isinstance(stream_options, dict):
             raise SignalError("if_idle.stream_options must be a dict of generate options", code="invalid_stream_options")

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from agents.runtime.errors import SignalError
-from agents.runtime.signal import (MAX_CONTENTS_BYTES, create_signal, echo_chunk, message_to_signal, render_signal,
-                                   state_to_signal)
+from agents.runtime.signal import (MAX_CONTENTS_BYTES, create_signal, echo_chunk, is_transient_message,
+                                   message_to_signal, render_signal, state_to_signal)
 
 
 def xml(signal: dict, **extra) -> object:
@@ -104,7 +104,9 @@ def test_several_text_parts_joined_by_newline():
     assert xml({"type": "notification", "contents": [{"type": "text", "text": "one"}, "two",
                                                       {"type": "text", "text": "th<ree"}],
                 "attributes": {"a": "1"}}) == '<notification a="1">one\ntwo\nth&lt;ree</notification>'
-    assert xml({"type": "user", "contents": ["one", "two"]}) == "one\ntwo"
+    # a user message without attributes keeps its parts (Mastra sends the model both text parts)
+    assert xml({"type": "user", "contents": ["one", "two"]}) == [{"type": "text", "text": "one"},
+                                                                  {"type": "text", "text": "two"}]
     assert xml({"type": "user", "contents": ["one", "two"], "attributes": {"n": 1}}) == '<user n="1">one\ntwo</user>'
 
 
@@ -234,7 +236,7 @@ def test_contents_size_limit():
     # counted in UTF-8 bytes, not characters
     assert code_of(create_signal, {"type": "notification", "contents": "é" * (MAX_CONTENTS_BYTES // 2 + 1)}) == \
         "contents_too_large"
-    assert code_of(message_to_signal, ["a" * MAX_CONTENTS_BYTES]) == "contents_too_large"
+    assert code_of(message_to_signal, ["a" * MAX_CONTENTS_BYTES, "b"]) == "contents_too_large"
     assert code_of(message_to_signal, "a" * (MAX_CONTENTS_BYTES + 1)) == "contents_too_large"
 
 
@@ -314,3 +316,128 @@ def test_a_state_signal_with_an_empty_tag_name_is_rejected():
     with pytest.raises(SignalError) as info:
         state_to_signal({"id": "browser", "cache_key": "k", "contents": "x", "tag_name": ""})
     assert info.value.code == "invalid_tag_name"
+
+
+# -- Mastra's createSignal(...).toLLMMessage() edge cases (behaviour.out.txt, scenario 10) ---------
+
+PNG = {"type": "file", "data": "data:image/png;base64,aGVsbG8=", "mediaType": "image/png"}
+
+MASTRA_LLM_MESSAGES = [
+    # (input, the model message Mastra 1.71 builds, JSON as it printed it)
+    ({"type": "user", "contents": "plain text"}, '{"role":"user","content":"plain text"}'),
+    ({"type": "user", "contents": "plain text", "attributes": {"a": None}},
+     '{"role":"user","content":"plain text"}'),
+    ({"type": "user", "contents": 'x < y & "z"', "attributes": {"q": 'say "hi" <b> & co', "num": 1.5, "f": False}},
+     '{"role":"user","content":"<user q=\\"say &quot;hi&quot; &lt;b&gt; &amp; co\\" num=\\"1.5\\" f=\\"false\\">'
+     'x &lt; y &amp; \\"z\\"</user>"}'),
+    ({"type": "user-message", "contents": "legacy"}, '{"role":"user","content":"legacy"}'),
+    ({"type": "system-reminder", "contents": "Remember this"},
+     '{"role":"user","content":"<system-reminder>Remember this</system-reminder>"}'),
+    ({"type": "reactive", "tagName": "agents-md", "contents": "rules", "attributes": {"path": "/AGENTS.md"}},
+     '{"role":"user","content":"<agents-md path=\\"/AGENTS.md\\">rules</agents-md>"}'),
+    ({"type": "notification", "contents": "bare notification"},
+     '{"role":"user","content":"<notification>bare notification</notification>"}'),
+    ({"type": "state", "contents": "state text"}, '{"role":"user","content":"<state>state text</state>"}'),
+    ({"type": "notification", "contents": "", "attributes": {"k": "v"}},
+     '{"role":"user","content":"<notification k=\\"v\\" />"}'),
+    ({"type": "notification", "contents": "line1\nline2", "attributes": {"k": "v"}},
+     '{"role":"user","content":"<notification k=\\"v\\">line1\\nline2</notification>"}'),
+    ({"type": "user", "contents": [{"type": "text", "text": "Look at this"}, PNG], "attributes": {"messageId": "m-2"}},
+     '{"role":"user","content":[{"type":"text","text":"<user messageId=\\"m-2\\">Look at this</user>"},'
+     '{"type":"file","data":"data:image/png;base64,aGVsbG8=","mediaType":"image/png"}]}'),
+    ({"type": "notification", "contents": [PNG], "attributes": {"kind": "img"}},
+     '{"role":"user","content":[{"type":"text","text":"<notification kind=\\"img\\" />"},'
+     '{"type":"file","data":"data:image/png;base64,aGVsbG8=","mediaType":"image/png"}]}'),
+    ({"type": "user", "contents": "hello", "providerOptions": {"anthropic": {"cacheControl": {"type": "ephemeral"}}}},
+     '{"role":"user","content":"hello","providerOptions":{"anthropic":{"cacheControl":{"type":"ephemeral"}}}}'),
+]
+
+
+@pytest.mark.parametrize("signal, expected", MASTRA_LLM_MESSAGES)
+def test_model_message_is_mastras(signal, expected):
+    message = render_signal(create_signal(signal))
+    llm = {"role": message["role"], "content": message["content"]}
+    if "providerOptions" in message:
+        llm["providerOptions"] = message["providerOptions"]
+    assert json.dumps(llm, separators=(",", ":"), ensure_ascii=False) == expected
+
+
+def test_file_only_signal_keeps_its_tag_before_the_file():
+    assert xml({"type": "notification", "contents": [PNG], "attributes": {"kind": "img"}}) == [
+        {"type": "text", "text": '<notification kind="img" />'}, PNG]
+    # without attributes the tag is still there; a plain user message has no tag at all
+    assert xml({"type": "reactive", "contents": [PNG]}) == [{"type": "text", "text": "<system-reminder />"}, PNG]
+    assert xml({"type": "user", "contents": [PNG]}) == [PNG]
+
+
+def test_a_per_part_provider_option_wraps_only_the_first_text_part():
+    po = {"anthropic": {"cacheControl": {"type": "ephemeral"}}}
+    assert xml({"type": "notification", "contents": [{"type": "text", "text": "a", "providerOptions": po},
+                                                     {"type": "text", "text": "b"}]}) == [
+        {"type": "text", "text": "<notification>a</notification>", "providerOptions": po}, {"type": "text", "text": "b"}]
+
+
+def test_empty_parts():
+    assert xml({"type": "notification", "contents": []}) == "<notification />"
+    assert xml({"type": "user", "contents": []}) == []
+
+
+def test_one_text_part_is_its_text():
+    signal = message_to_signal([{"type": "text", "text": "only"}])
+    assert signal["contents"] == "only"
+    assert render_signal(signal)["content"] == "only"
+    assert echo_chunk(signal, "r")["data"]["contents"] == "only"
+
+
+def test_several_text_parts_are_echoed_as_parts():
+    signal = message_to_signal({"contents": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]})
+    parts = [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]
+    assert render_signal(signal)["content"] == parts
+    assert echo_chunk(signal, "r")["data"]["contents"] == parts
+
+
+def test_a_none_attribute_is_dropped_before_its_name_is_checked():
+    signal = create_signal({"type": "notification", "contents": "x", "attributes": {"bad name": None, "ok": 1}})
+    assert render_signal(signal)["content"] == '<notification ok="1">x</notification>'
+    # the echo keeps the attributes as given, as Mastra's data part does
+    assert echo_chunk(signal, "r")["data"]["attributes"] == {"bad name": None, "ok": 1}
+    assert code_of(create_signal, {"type": "notification", "contents": "x", "attributes": {"bad name": 0}}) == \
+        "invalid_attribute_name"
+
+
+def message_of(fn, *args) -> tuple[str, str]:
+    with pytest.raises(SignalError) as info:
+        fn(*args)
+    return info.value.code, str(info.value)
+
+
+def test_validation_messages_are_mastras():
+    assert message_of(create_signal, {"type": "custom-reminder", "contents": "x"}) == (
+        "invalid_signal_type",
+        "Invalid signal type: custom-reminder. Use a supported signal type and set tagName for custom XML tags.")
+    assert message_of(create_signal, {"type": "notification", "tagName": "bad tag", "contents": "x"}) == (
+        "invalid_tag_name", "Invalid signal XML tag name: bad tag")
+    assert message_of(create_signal, {"type": "notification", "tagName": "", "contents": "x"}) == (
+        "invalid_tag_name", "Invalid signal XML tag name: ")
+    assert message_of(create_signal, {"type": "notification", "contents": "x", "attributes": {"bad attr": 1}}) == (
+        "invalid_attribute_name", "Invalid signal XML attribute name: bad attr")
+    assert message_of(create_signal, {"type": "state", "contents": "x", "transient": True}) == (
+        "invalid_state_signal", "state signals cannot be transient")
+    assert message_of(create_signal, {"type": "state", "contents": "x", "transient": False}) == (
+        "invalid_state_signal", "state signals cannot be transient")
+
+
+def test_a_transient_signal_is_echoed_as_transient_and_marked_never_stored():
+    signal = create_signal({"type": "reactive", "contents": "x", "transient": True, "createdAt": "2026-01-01T00:00:00Z"})
+    assert signal["transient"] is True
+    chunk = echo_chunk(signal, "run-1")
+    assert chunk == {"type": "data-signal", "runId": "run-1", "from": "AGENT", "transient": True,
+                     "data": {"id": signal["id"], "type": "reactive", "tagName": "system-reminder", "contents": "x",
+                              "createdAt": "2026-01-01T00:00:00Z", "acceptedAt": None, "transient": True}}
+    message = render_signal(signal)
+    assert message["content"] == "<system-reminder>x</system-reminder>"
+    assert is_transient_message(message) is True
+    assert is_transient_message(render_signal(create_signal({"type": "reactive", "contents": "x"}))) is False
+    assert is_transient_message({"role": "assistant", "content": "hi"}) is False
+    assert "transient" not in create_signal({"type": "reactive", "contents": "x", "transient": False})
+    assert code_of(create_signal, {"type": "reactive", "contents": "x", "transient": "yes"}) == "invalid_signal"
