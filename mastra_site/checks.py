@@ -6,8 +6,6 @@ production process.
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
@@ -29,7 +27,7 @@ def check_production_settings(app_configs, **kwargs):
 def check_channel_layer(app_configs, **kwargs):
     """The in-memory channel layer cannot link processes: refuse it when several are configured."""
     backend = settings.CHANNEL_LAYERS.get("default", {}).get("BACKEND", "")
-    processes = int(os.environ.get("WEB_CONCURRENCY", "1") or 1)
+    processes = settings.WEB_CONCURRENCY
     if backend.endswith("InMemoryChannelLayer") and processes > 1:
         return [Error("the in-memory channel layer cannot serve several processes",
                       hint="Set REDIS_URL so that channels-redis links the processes.", id="mastra.E003")]

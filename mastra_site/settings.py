@@ -11,8 +11,12 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -20,15 +24,45 @@ def env_str(name: str, default: str = "") -> str:
 
 
 def env_bool(name: str, default: bool = False) -> bool:
+    """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``, any case); unset or
+    empty is ``default``. Anything else raises ``ImproperlyConfigured``."""
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false (1/0, yes/no, on/off), not {value!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, *, minimum: int, maximum: int) -> int:
+    """A whole number from ``minimum`` to ``maximum``; unset or empty is ``default``. Anything
+    else (``abc``, ``1e15``, a number out of bounds) raises ``ImproperlyConfigured`` naming the
+    variable, the value and the bounds."""
     value = os.environ.get(name)
-    return int(value) if value not in (None, "") else default
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = None
+    if number is None or not minimum <= number <= maximum:
+        raise ImproperlyConfigured(f"{name} must be a whole number from {minimum} to {maximum}, not {value!r}")
+    return number
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (compared in upper case when they are upper case); unset or empty is
+    ``default``; anything else raises ``ImproperlyConfigured``."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    word = value.strip().upper() if all(c.isupper() for c in choices) else value.strip()
+    if word not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return word
 
 
 def env_list(name: str, default: str = "") -> list[str]:
@@ -87,7 +121,7 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / env_str('MASTRA_SQLITE_NAME', 'db.sqlite3')}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0, minimum=0, maximum=86_400),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -124,8 +158,12 @@ CELERY_TASK_EAGER_PROPAGATES = True
 
 MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")
-MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000)
-MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15)
+MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000, minimum=100, maximum=3_600_000)
+MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15, minimum=1,
+                                                  maximum=86_400)
+# serving processes (the ASGI server's own variable): more than one needs a channel layer that
+# links processes (mastra.E003)
+WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)
 # Due notifications: Celery beat with a broker; the in-process scheduler (inbox.scheduler) without one.
 MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
 CELERY_BEAT_SCHEDULE = {
@@ -160,5 +198,6 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"],
+             "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))},
 }

@@ -12,7 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "MASTRA_DEFAULT_MODEL", "MASTRA_SQLITE_NAME",
-            "MASTRA_SQLITE_TEST_NAME", "DB_CONN_MAX_AGE", "DEBUG", "SECRET_KEY", "MASTRA")
+            "MASTRA_SQLITE_TEST_NAME", "DB_CONN_MAX_AGE", "DEBUG", "SECRET_KEY", "MASTRA", "WEB_CONCURRENCY",
+            "MASTRA_THREAD_LEASE_TTL_MS", "MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", "MASTRA_NOTIFICATION_SCHEDULER",
+            "LOG_LEVEL")
 
 PROBE = """
 import json
@@ -33,17 +35,31 @@ print(json.dumps({
     "layer_class": type(layer).__module__ + "." + type(layer).__name__,
     "broker": settings.CELERY_BROKER_URL, "eager": settings.CELERY_TASK_ALWAYS_EAGER,
     "model": settings.MASTRA_DEFAULT_MODEL, "mastra": settings.MASTRA, "debug": settings.DEBUG,
+    "lease_ttl_ms": settings.MASTRA_THREAD_LEASE_TTL_MS, "web_concurrency": settings.WEB_CONCURRENCY,
+    "dispatch_interval_s": settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S,
+    "conn_max_age": db["CONN_MAX_AGE"], "log_level": settings.LOGGING["root"]["level"],
 }))
 """
 
 
-def probe(**env: str) -> dict:
+def run_probe(**env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), **env)
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True,
                           timeout=60)
+
+
+def probe(**env: str) -> dict:
+    proc = run_probe(**env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def refusal(**env: str) -> str:
+    """The last line of the error a process with this environment stops on while loading settings."""
+    proc = run_probe(**env)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout + proc.stderr
+    return proc.stderr.strip().splitlines()[-1]
 
 
 def test_default_is_sqlite_in_memory_layer_and_echo_model():
@@ -102,3 +118,52 @@ def test_the_embedded_default_passes_the_system_checks_without_a_warning():
     (ROOT / f"check-{os.getpid()}.sqlite3").unlink(missing_ok=True)
     assert proc.returncode == 0, proc.stderr
     assert "System check identified no issues (0 silenced)." in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_numbers_and_switches_have_defaults():
+    s = probe()
+    assert (s["lease_ttl_ms"], s["web_concurrency"], s["dispatch_interval_s"], s["conn_max_age"], s["log_level"],
+            s["debug"]) == (15_000, 1, 15, 0, "INFO", True)
+    s = probe(MASTRA_THREAD_LEASE_TTL_MS=" 1500 ", WEB_CONCURRENCY="4", MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S="60",
+              DB_CONN_MAX_AGE="", LOG_LEVEL="warning", DEBUG="Off", REDIS_URL="redis://redis:6379/0")
+    assert (s["lease_ttl_ms"], s["web_concurrency"], s["dispatch_interval_s"], s["conn_max_age"], s["log_level"],
+            s["debug"]) == (1500, 4, 60, 0, "WARNING", False)
+
+
+def test_a_bad_number_stops_the_process_with_its_bounds():
+    assert refusal(WEB_CONCURRENCY="abc") == (
+        "django.core.exceptions.ImproperlyConfigured: WEB_CONCURRENCY must be a whole number from 1 to 1024, "
+        "not 'abc'")
+    for value in ("0", "-5", "1e15", "1000000000000000", "15.5"):
+        assert refusal(MASTRA_THREAD_LEASE_TTL_MS=value) == (
+            "django.core.exceptions.ImproperlyConfigured: MASTRA_THREAD_LEASE_TTL_MS must be a whole number from "
+            f"100 to 3600000, not {value!r}")
+    assert refusal(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S="0") == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S must be a whole "
+        "number from 1 to 86400, not '0'")
+    assert refusal(DB_CONN_MAX_AGE="-1") == (
+        "django.core.exceptions.ImproperlyConfigured: DB_CONN_MAX_AGE must be a whole number from 0 to 86400, "
+        "not '-1'")
+
+
+def test_a_bad_switch_or_choice_stops_the_process():
+    assert refusal(DEBUG="maybe") == (
+        "django.core.exceptions.ImproperlyConfigured: DEBUG must be true or false (1/0, yes/no, on/off), "
+        "not 'maybe'")
+    assert refusal(MASTRA_NOTIFICATION_SCHEDULER="2") == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_NOTIFICATION_SCHEDULER must be true or false "
+        "(1/0, yes/no, on/off), not '2'")
+    assert refusal(LOG_LEVEL="loud") == (
+        "django.core.exceptions.ImproperlyConfigured: LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, "
+        "CRITICAL, not 'loud'")
+
+
+def test_several_processes_need_a_channel_layer_that_links_them():
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), WEB_CONCURRENCY="2",
+                 MASTRA_SQLITE_NAME=f"check-{os.getpid()}.sqlite3")
+    proc = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True,
+                          text=True, timeout=60)
+    (ROOT / f"check-{os.getpid()}.sqlite3").unlink(missing_ok=True)
+    assert proc.returncode == 1
+    assert "?: (mastra.E003) the in-memory channel layer cannot serve several processes" in proc.stderr, proc.stderr
