@@ -23,6 +23,7 @@ import importlib
 from typing import Any, Callable
 
 from ..errors import AgentConfigError
+from ..naming import snake_case, snake_keys
 
 #: provider → (module, class) of its model; imported lazily.
 PROVIDERS: dict[str, tuple[str, str]] = {
@@ -33,10 +34,10 @@ PROVIDERS: dict[str, tuple[str, str]] = {
 }
 LOCAL_MODELS = ("echo",)
 
-_CONNECTION_KEYS = {"api_key": "api_key", "apiKey": "api_key", "url": "base_url", "base_url": "base_url",
-                    "baseURL": "base_url", "baseUrl": "base_url", "headers": "headers"}
+# keys in snake_case (a config may spell them in camelCase: ``apiKey``, ``baseURL``) → constructor names
+_CONNECTION_KEYS = {"api_key": "api_key", "url": "base_url", "base_url": "base_url", "headers": "headers"}
 _LOCAL_KEYS = {"delay_ms": "delay_ms", "chunk_size": "chunk_size"}
-_ID_KEYS = ("id", "providerId", "provider_id", "modelId", "model_id")
+_ID_KEYS = ("id", "provider_id", "model_id")
 
 _cache: dict[str, Any] = {}
 
@@ -72,11 +73,11 @@ def _build(provider: str, model: str, options: dict) -> Any:
 
 
 def _from_dict(spec: dict, field: str) -> Any:
-    if "id" in spec:
-        model_id = spec["id"]
+    names = snake_keys(spec)
+    if "id" in names:
+        model_id = names["id"]
     else:
-        provider = spec.get("providerId", spec.get("provider_id"))
-        model = spec.get("modelId", spec.get("model_id"))
+        provider, model = names.get("provider_id"), names.get("model_id")
         if provider is None or model is None:
             raise AgentConfigError(field, "a model config dict needs 'id': 'provider/model' "
                                           f"(or 'providerId' and 'modelId'); got keys {sorted(spec)}")
@@ -85,13 +86,14 @@ def _from_dict(spec: dict, field: str) -> Any:
     allowed = _LOCAL_KEYS if provider == "local" else _CONNECTION_KEYS
     options: dict = {}
     for key, value in spec.items():
-        if key in _ID_KEYS:
+        name = snake_case(key) if isinstance(key, str) else key
+        if name in _ID_KEYS:
             continue
-        if key not in allowed:
+        if name not in allowed:
             raise AgentConfigError(field, f"unknown key {key!r} in the config of {model_id!r} "
                                           f"(allowed: {', '.join(['id', *allowed])})")
         if value is not None:
-            options[allowed[key]] = value
+            options[allowed[name]] = value
     if "headers" in options and not isinstance(options["headers"], dict):
         raise AgentConfigError(f"{field}.headers", "headers must be a dict of strings")
     return _build(provider, model, options)
