@@ -313,9 +313,10 @@ class ThreadRuntime:
                    state: dict | None = None) -> SendResult:
         """Accept one input (store it durably, decide) and act on the decision.
 
-        As in Mastra: ``queue`` (``queue_message``) needs a thread and always wakes an idle thread,
-        whatever ``if_idle.behavior`` says; a ``transient`` signal is never stored in the history,
-        so where a branch would persist it, it is discarded."""
+        As in Mastra: ``queue`` (``queue_message``) and ``if_active`` ``persist`` need a thread
+        target; ``queue`` always wakes an idle thread, whatever ``if_idle.behavior`` says; a
+        ``transient`` signal is never stored in the history, so where a branch would persist it,
+        it is discarded."""
         self._agents[agent.id] = agent
         if_active = _branch(if_active, IF_ACTIVE, "if_active")
         if_idle = _branch(if_idle, IF_IDLE, "if_idle")
@@ -332,6 +333,9 @@ class ThreadRuntime:
             if resource_id is None or thread_id is None:
                 raise SignalError("resourceId and threadId are required to queue a message", code="missing_target")
             if_idle["behavior"] = "wake"
+        if resource_id is None and if_active["behavior"] == "persist":
+            raise SignalError("resourceId and threadId are required to persist an active signal",
+                              code="missing_target")
         if signal.get("transient"):
             for branch in (if_active, if_idle):
                 if branch["behavior"] == "persist":

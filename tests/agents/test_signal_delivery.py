@@ -87,3 +87,12 @@ async def test_queue_message_needs_a_thread():
     assert (info.value.code, str(info.value)) == ("missing_target",
                                                   "resourceId and threadId are required to queue a message")
     assert await counts() == {"inputs": 0, "messages": 0, "events": 0, "leases": 0}
+
+
+async def test_persisting_into_an_active_run_needs_a_thread():
+    agent = make_agent()
+    with pytest.raises(SignalError) as info:
+        await agent.send_message("note", run_id="some-run", if_active={"behavior": "persist"})
+    assert (info.value.code, str(info.value)) == ("missing_target",
+                                                  "resourceId and threadId are required to persist an active signal")
+    assert await counts() == {"inputs": 0, "messages": 0, "events": 0, "leases": 0}
