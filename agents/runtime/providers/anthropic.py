@@ -71,13 +71,13 @@ def _user_block(part: dict) -> dict:
     kind = part.get("type")
     if kind == "text":
         block: dict = {"type": "text", "text": part["text"]}
-    elif kind == "image" or (kind == "file" and str(part.get("mimeType", "")).startswith("image/")):
+    elif kind in ("image", "file"):
+        # the type comes from mediaType / mimeType or a data URL's header (media_of)
         source, mime = _source(part)
-        if source["type"] == "base64":
-            source["media_type"] = mime or "image/png"
-        block = {"type": "image", "source": source}
-    elif kind == "file":
-        source, mime = _source(part)
+        if kind == "image" or (mime or "").startswith("image/"):
+            if source["type"] == "base64":
+                source["media_type"] = mime or "image/png"
+            return _with_cache({"type": "image", "source": source}, part)
         if mime == "text/plain" and source["type"] == "base64":
             source = {"type": "text", "media_type": "text/plain",
                       "data": base64.b64decode(source["data"]).decode("utf-8", "replace")}

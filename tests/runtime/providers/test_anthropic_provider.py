@@ -318,3 +318,17 @@ async def test_abort_closes_a_stalled_stream(server):
     events = await collect(model_for(server), hello(abort_signal=controller.signal))
     assert time.monotonic() - started < 5
     assert [e["type"] for e in events] == ["request", "response-metadata"]
+
+
+async def test_signal_contents_reach_the_wire_as_blocks(server):
+    """A file-only signal's tag comes before its file; ``mediaType`` (the AI SDK's name) is read."""
+    server.reply(anthropic_text_reply(["ok"]))
+    content = [{"type": "text", "text": '<notification kind="img" />'},
+               {"type": "file", "data": "aGVsbG8=", "mediaType": "image/png"},
+               {"type": "text", "text": "second"}]
+    await collect(model_for(server), ModelRequest(messages=[{"role": "user", "content": content}]))
+    [sent] = server.requests
+    assert sent.body["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": '<notification kind="img" />'},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGVsbG8="}},
+        {"type": "text", "text": "second"}]}]

@@ -379,3 +379,25 @@ async def test_abort_closes_a_stalled_stream(server):
     await model.aclose()
     assert time.monotonic() - started < 5
     assert [e["type"] for e in events] == ["request", "response-metadata", "text-delta"]
+
+
+@pytest.mark.asyncio
+async def test_signal_contents_reach_the_wire_as_parts(server):
+    """What a signal renders to (a file-only signal's tag before its file, a user message's several
+    text parts, AI-SDK ``mediaType`` on file parts) is sent part by part."""
+    server.reply(openai_text_reply(["ok"]))
+    server.reply(openai_text_reply(["ok"]))
+    file_only = [{"type": "text", "text": '<notification kind="img" />'},
+                 {"type": "file", "data": "data:image/png;base64,aGVsbG8=", "mediaType": "image/png"}]
+    parts = [{"type": "text", "text": "first"}, {"type": "text", "text": "second"},
+             {"type": "file", "data": "JVBERi0x", "mediaType": "application/pdf"}]
+    model = model_for(server)
+    await collect(model, ModelRequest(messages=[{"role": "user", "content": file_only}]))
+    await collect(model, ModelRequest(messages=[{"role": "user", "content": parts}]))
+    assert [r.body["messages"] for r in server.requests] == [
+        [{"role": "user", "content": [{"type": "text", "text": '<notification kind="img" />'},
+                                      {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGVsbG8="}}]}],
+        [{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"},
+                                      {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0x",
+                                                                "filename": "file"}}]}],
+    ]
