@@ -311,12 +311,26 @@ async def test_key_and_base_url_come_from_the_environment(server, monkeypatch):
 
 @pytest.mark.asyncio
 async def test_abort_closes_a_stalled_stream(server):
+    # The message starts, then the server goes quiet for 30 s; the abort must not wait for it. The
+    # abort follows the first answer from the server (not a timer started before the SDK is
+    # imported and connected, which a loaded machine can make slower than any timer).
     server.reply(anthropic_sse([anthropic_message_start(), *anthropic_text_block(0, ["never"])], stall=30))
     controller = AbortController()
-    asyncio.get_running_loop().call_later(0.2, controller.abort)
-    started = time.monotonic()
-    events = await collect(model_for(server), hello(abort_signal=controller.signal))
-    assert time.monotonic() - started < 5
+    events = []
+    model = model_for(server)
+    aborted_at = None
+
+    def abort():
+        nonlocal aborted_at
+        aborted_at = time.monotonic()
+        controller.abort()
+
+    async for event in model.stream(hello(abort_signal=controller.signal)):
+        events.append(event)
+        if event["type"] == "response-metadata":
+            asyncio.get_running_loop().call_later(0.2, abort)
+    await model.aclose()
+    assert aborted_at is not None and time.monotonic() - aborted_at < 5
     assert [e["type"] for e in events] == ["request", "response-metadata"]
 
 
