@@ -3,7 +3,7 @@
 The ORM compiles a query again on every call, and on SQLite that costs several times what running
 the statement costs. A thread wake runs about twenty statements (accept the input, take the lease,
 read the history, drain, write the events, the messages and the run record, settle the lease), so
-``agents.coordination`` and ``agents.store`` run those through these helpers instead:
+``agents.threads`` and ``agents.store`` run those through these helpers instead:
 
 - the SQL is built from the model's metadata once per (database vendor, model, shape) and cached;
 - it runs on Django's connection, so it is in the caller's transaction (``transaction.atomic``);
