@@ -1,7 +1,7 @@
 """The runtime's storage protocols (``agents.runtime.storage``) on the Django ORM.
 
-Each async method runs one sync function in Django's worker thread (Channels'
-``database_sync_to_async``) and, where it writes
+Each async method runs one sync function in Django's worker thread (its async twin, an ``a``
+prefix: ``agents.connections.async_twin``) and, where it writes
 more than one row, one transaction. Nothing here is called from the async runtime except through
 these methods.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from channels.db import database_sync_to_async
+from agents.connections import async_twin
 from django.db import transaction
 from django.utils import timezone
 
@@ -180,34 +180,45 @@ def approvals_pending(*, run_id: str | None = None) -> list[dict]:
              "args": a.args, "hash": a.args_hash, "status": a.status} for a in rows]
 
 
+athread_prepare = async_twin(thread_prepare)
+amessages_save = async_twin(messages_save)
+athread_set_title = async_twin(thread_set_title)
+athread_get = async_twin(thread_get)
+athread_messages = async_twin(thread_messages)
+arun_record = async_twin(run_record)
+aapproval_save = async_twin(approval_save)
+aapproval_claim = async_twin(approval_claim)
+aapprovals_pending = async_twin(approvals_pending)
+
+
 class DjangoStore:
     """MemoryStore and RunStore on the ORM (see ``agents.runtime.storage``)."""
 
     async def prepare_thread(self, **kwargs):
-        return await database_sync_to_async(thread_prepare)(**kwargs)
+        return await athread_prepare(**kwargs)
 
     async def save_messages(self, **kwargs):
-        await database_sync_to_async(messages_save)(**kwargs)
+        await amessages_save(**kwargs)
 
     async def set_thread_title(self, **kwargs):
-        await database_sync_to_async(thread_set_title)(**kwargs)
+        await athread_set_title(**kwargs)
 
     async def get_thread(self, **kwargs):
-        return await database_sync_to_async(thread_get)(**kwargs)
+        return await athread_get(**kwargs)
 
     async def list_messages(self, **kwargs):
-        return await database_sync_to_async(thread_messages)(**kwargs)
+        return await athread_messages(**kwargs)
 
     async def record_run(self, run):
-        await database_sync_to_async(run_record)(run)
+        await arun_record(run)
 
     async def save_suspended(self, **kwargs):
-        await database_sync_to_async(approval_save)(**kwargs)
+        await aapproval_save(**kwargs)
 
     async def claim_suspended(self, **kwargs):
-        return await database_sync_to_async(approval_claim)(**kwargs)
+        return await aapproval_claim(**kwargs)
 
     async def pending_approvals(self, **kwargs):
-        return await database_sync_to_async(approvals_pending)(**kwargs)
+        return await aapprovals_pending(**kwargs)
 
 

@@ -1,14 +1,15 @@
 """``DjangoThreadStore``: the runtime's ``ThreadStore`` protocol (``agents.runtime.threads``) on the ORM.
 
-Each method runs one service of this package (one transaction) in Django's worker thread through
-Channels' ``database_sync_to_async``, with the protocol's exact keyword parameters.
+Each method runs one service of this package (one transaction) in Django's worker thread through its
+async twin (``agents.connections.async_twin``: Channels' ``database_sync_to_async`` with persistent
+connections), with the protocol's exact keyword parameters.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from channels.db import database_sync_to_async
+from agents.connections import async_twin
 
 from .activity import thread_state_get
 from .events import events_append, events_read
@@ -17,19 +18,19 @@ from .leases import lease_renew
 from .recovery import threads_recover
 from .runs import run_abort_request, run_finish, run_resume, run_suspend
 
-ainput_accept = database_sync_to_async(input_accept)
-ainputs_drain = database_sync_to_async(inputs_drain)
-arun_finish = database_sync_to_async(run_finish)
-alease_renew = database_sync_to_async(lease_renew)
-aevents_append = database_sync_to_async(events_append)
-aevents_read = database_sync_to_async(events_read)
-athread_state_get = database_sync_to_async(thread_state_get)
-arun_abort_request = database_sync_to_async(run_abort_request)
-arun_suspend = database_sync_to_async(run_suspend)
-arun_resume = database_sync_to_async(run_resume)
-athreads_recover = database_sync_to_async(threads_recover)
-aqueued_inputs_list = database_sync_to_async(queued_inputs_list)
-aqueued_inputs_cancel = database_sync_to_async(queued_inputs_cancel)
+ainput_accept = async_twin(input_accept)
+ainputs_drain = async_twin(inputs_drain)
+arun_finish = async_twin(run_finish)
+alease_renew = async_twin(lease_renew)
+aevents_append = async_twin(events_append)
+aevents_read = async_twin(events_read)
+athread_state_get = async_twin(thread_state_get)
+arun_abort_request = async_twin(run_abort_request)
+arun_suspend = async_twin(run_suspend)
+arun_resume = async_twin(run_resume)
+athreads_recover = async_twin(threads_recover)
+aqueued_inputs_list = async_twin(queued_inputs_list)
+aqueued_inputs_cancel = async_twin(queued_inputs_cancel)
 
 
 class DjangoThreadStore:
