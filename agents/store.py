@@ -14,7 +14,6 @@ from agents.connections import async_twin
 from django.db import transaction
 from django.utils import timezone
 
-from agents import sql
 from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import ToolApprovalError
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
@@ -35,12 +34,12 @@ def _check_owner(thread: Thread | None, resource_id: str) -> None:
 
 def thread_row_get(thread_id: str) -> Thread | None:
     """The thread's row, or None (no ownership check)."""
-    return sql.select_one(Thread, {"id": thread_id})
+    return Thread.objects.select_row({"id": thread_id})
 
 
 def _history_rows(thread_id: str, limit: int | None) -> list[Message]:
     """The last ``limit`` messages of a thread (all with None), newest first."""
-    return sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=limit)
+    return Message.objects.select_rows({"thread_id": thread_id}, order_by=("-id",), limit=limit)
 
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
@@ -83,7 +82,7 @@ def thread_prepare_locked(thread: Thread | None, *, resource_id: str, thread_id:
         # the lease row serialises this thread's wakes; a plain memory call may still create the
         # thread at the same moment: its row stands, and the owner check reads it back
         now = timezone.now()
-        if sql.insert(Thread, [{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
+        if Thread.objects.insert_rows([{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
                       ignore_conflicts=True):
             thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
             return thread.to_dict(), []  # a thread created now has no messages yet
@@ -104,13 +103,13 @@ def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dic
     """``messages_save`` inside the caller's transaction (a thread run's last write)."""
     # touching the owner's row first locks it (as select_for_update did) and checks the owner in
     # one statement; only a missing or foreign thread needs another look
-    touched = sql.update(Thread, {"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
+    touched = Thread.objects.update_rows({"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
     if not touched:
         thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
         _check_owner(thread, resource_id)
         if thread is None:
             Thread.objects.create(id=thread_id, resource_id=resource_id)
-    sql.insert(Message, [
+    Message.objects.insert_rows([
         {"message_id": m["id"], "thread_id": thread_id, "resource_id": resource_id, "role": m["role"],
          "type": m.get("type") or "", "content": m["content"], "metadata": m.get("metadata") or {},
          "created_at": time_parse(m.get("createdAt"))}
@@ -142,9 +141,9 @@ def run_record(run: dict, *, existing: bool = False) -> None:
               "error": run.get("error") or "", "steps": run.get("steps") or 0,
               "started_at": time_parse(run.get("started_at")),
               "finished_at": time_parse(run["finished_at"]) if run.get("finished_at") else None}
-    if existing and sql.update(Run, {"id": run["id"]}, values):
+    if existing and Run.objects.update_rows({"id": run["id"]}, values):
         return
-    sql.upsert(Run, {"id": run["id"], **values})
+    Run.objects.upsert_row({"id": run["id"], **values})
 
 
 def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_name: str, args, state: dict) -> None:

@@ -12,7 +12,6 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from agents import sql
 from agents.models import ThreadLease
 
 
@@ -35,7 +34,7 @@ def lease_state(lease: ThreadLease, now: datetime) -> dict:
 
 def thread_state_get(*, key: str) -> dict | None:
     """The thread's state (:func:`lease_state`), or None when no input ever reached it."""
-    lease = sql.select_one(ThreadLease, {"thread_key": key})
+    lease = ThreadLease.objects.select_row({"thread_key": key})
     return None if lease is None else lease_state(lease, timezone.now())
 
 

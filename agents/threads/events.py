@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from agents import sql
 from agents.models import Message, ThreadEvent, ThreadLease
 
 from .leases import lease_lock
@@ -20,7 +19,7 @@ EVENT_RETENTION = 2000
 def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
     """Write ``chunks`` (numbered already) under the lease the caller locked; ``lease.last_seq``
     follows (the caller saves the lease)."""
-    sql.insert(ThreadEvent, [{"thread_key": lease.thread_key, "seq": c["seq"], "run_id": c.get("runId") or "",
+    ThreadEvent.objects.insert_rows([{"thread_key": lease.thread_key, "seq": c["seq"], "run_id": c.get("runId") or "",
                               "chunk": c} for c in chunks])
     lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
     if lease.last_seq % 200 < len(chunks):  # prune now and then, not on every write
@@ -41,7 +40,7 @@ def events_append(*, key: str, token: int, events: list[dict]) -> bool:
         if lease is None or lease.token != token:
             return False
         events_append_locked(lease, events)
-        sql.update(ThreadLease, {"thread_key": key}, {"last_seq": lease.last_seq})
+        ThreadLease.objects.update_rows({"thread_key": key}, {"last_seq": lease.last_seq})
         return True
 
 

@@ -16,7 +16,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from agents import sql
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
 from agents.runtime.errors import SignalError
 from agents.runtime.signal import echo_chunk, render_content, render_signal
@@ -46,14 +45,14 @@ def input_persist_history(lease: ThreadLease, signal: dict) -> None:
 
 
 def inputs_mark_consumed(rows: list[ThreadInput], run_id: str, now: datetime) -> None:
-    sql.update(ThreadInput, {"id": [r.pk for r in rows]},
+    ThreadInput.objects.update_rows({"id": [r.pk for r in rows]},
                {"status": ThreadInput.Status.CONSUMED, "consumed_by": run_id, "consumed_at": now})
 
 
 def inputs_take_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
     """Mark waiting deliver inputs as consumed by the lease's run; return their signals in order."""
     kinds = [ThreadInput.Kind.DELIVER] + ([ThreadInput.Kind.QUEUE] if include_queue else [])
-    rows = sql.select(ThreadInput, {"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING,
+    rows = ThreadInput.objects.select_rows({"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING,
                                     "kind": kinds}, order_by=("id",))
     if not rows:
         return []
@@ -115,21 +114,21 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         if held and behavior == "persist":
             # stored now as an input; the owner writes it into the history where it belongs in
             # the run's order (at its next step boundary, or when the run ends)
-            sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
             return {**base, "action": "persist"}
         if elsewhere:
             if lease.status == ThreadLease.Status.SUSPENDED:
                 return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease.owner_run_id}
             # accepted behind the other agent's run: a run of its own once that one ends
-            sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
                                       "stream_options": stream_options}])
             return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
         if active:
             if mode == "queue":
-                sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
+                ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
                                           "stream_options": stream_options}])
                 return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
-            sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
         if behavior == "persist":
             input_persist_history(lease, accepted)
@@ -151,10 +150,10 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         lease_take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
         lease_save(lease)
         leftovers = [] if never_run else inputs_take_for_run(lease, include_queue=False)
-        sql.insert(ThreadInput, [{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
+        ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
                                   "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
                                   "consumed_at": now, "stream_options": stream_options}])
-        sql.insert(Run, [{"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
+        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
                           "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
         woken = {**base, **lease_to_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
                  "run_id": new_run_id}
@@ -169,7 +168,7 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
     marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
     waiting = {"thread_key": key, "status": ThreadInput.Status.PENDING,
                "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
-    if not sql.exists(ThreadInput, waiting):
+    if not ThreadInput.objects.row_exists(waiting):
         # the usual answer, read without a write transaction; an input stored just after this is
         # taken at the next step boundary or handed to the next run by run_finish
         return []
@@ -177,7 +176,7 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
         lease = lease_lock(key)  # the lease first, as everywhere
         if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return []
-        rows = sql.select(ThreadInput, waiting, order_by=("id",), for_update=True)
+        rows = ThreadInput.objects.select_rows(waiting, order_by=("id",), for_update=True)
         if not rows:
             return []
         inputs_mark_consumed(rows, run_id, timezone.now())

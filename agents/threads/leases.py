@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from agents import sql
 from agents.models import Message, Run, ThreadInput, ThreadLease
 
 #: what :func:`lease_save` writes back
@@ -21,7 +20,7 @@ LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", 
 
 def lease_lock(key: str) -> ThreadLease | None:
     """The thread's lease row locked in the caller's transaction, or None."""
-    return sql.select_one(ThreadLease, {"thread_key": key}, for_update=True)
+    return ThreadLease.objects.select_row({"thread_key": key}, for_update=True)
 
 
 def lease_lock_or_create(key: str, *, resource_id: str, thread_id: str) -> ThreadLease:
@@ -29,7 +28,7 @@ def lease_lock_or_create(key: str, *, resource_id: str, thread_id: str) -> Threa
     lease = lease_lock(key)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
-        if sql.insert(ThreadLease, [{"thread_key": key, "resource_id": resource_id, "thread_id": thread_id}],
+        if ThreadLease.objects.insert_rows([{"thread_key": key, "resource_id": resource_id, "thread_id": thread_id}],
                       ignore_conflicts=True):
             return ThreadLease(thread_key=key, resource_id=resource_id, thread_id=thread_id)  # ours, locked
         lease = lease_lock(key)
@@ -38,12 +37,12 @@ def lease_lock_or_create(key: str, *, resource_id: str, thread_id: str) -> Threa
 
 def lease_lock_by_run(run_id: str) -> ThreadLease | None:
     """The lease held by ``run_id``, locked, or None."""
-    return sql.select_one(ThreadLease, {"owner_run_id": run_id}, for_update=True)
+    return ThreadLease.objects.select_row({"owner_run_id": run_id}, for_update=True)
 
 
 def lease_save(lease: ThreadLease) -> None:
     """Write the lease row the caller locked and changed."""
-    sql.update(ThreadLease, {"thread_key": lease.thread_key}, {f: getattr(lease, f) for f in LEASE_FIELDS})
+    ThreadLease.objects.update_rows({"thread_key": lease.thread_key}, {f: getattr(lease, f) for f in LEASE_FIELDS})
 
 
 def lease_take(lease: ThreadLease, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int,

@@ -12,7 +12,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from agents import sql
 from agents.models import Run, ThreadInput, ThreadLease, ToolApproval
 from agents.runtime.signal import echo_chunk
 from agents.store import messages_save_locked, run_record
@@ -31,7 +30,7 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
     deliver inputs up to the next queued one (under ``new_run_id``). Echo chunks of inputs persisted
     while the ending run was active are written and added to ``events``. Returns the new run's
     lease dict, or None when the thread is idle now."""
-    rows = sql.select(ThreadInput, {"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING},
+    rows = ThreadInput.objects.select_rows({"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING},
                       order_by=("id",))
     echoes = [r for r in rows if r.kind == ThreadInput.Kind.ECHO]
     rows = [r for r in rows if r.kind != ThreadInput.Kind.ECHO]
@@ -61,8 +60,8 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
     inputs_mark_consumed(taken, run_id, now)
     started = {"agent_id": first.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
                "status": Run.Status.RUNNING, "started_at": now}
-    if not sql.update(Run, {"id": run_id}, started):
-        sql.insert(Run, [{"id": run_id, **started}])
+    if not Run.objects.update_rows({"id": run_id}, started):
+        Run.objects.insert_rows([{"id": run_id, **started}])
     return lease_to_dict(lease, [r.signal for r in taken], first.stream_options)
 
 
