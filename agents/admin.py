@@ -1,6 +1,40 @@
-from django.contrib import admin
+"""Admin for threads, runs and their runtime state.
+
+Runtime state (the lease's owner run, fencing token and expiry, waiting inputs, the event log,
+approval status) is read-only: it changes only through the thread services, which the actions call
+(abort a thread's run, cancel waiting inputs), one service each.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html
 
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
+from agents.threads.activity import lease_is_active
+from agents.threads.inputs import queued_inputs_cancel
+from agents.threads.runs import run_abort_request
+
+
+def _link(model: str, pk: str | None) -> str:
+    if not pk:
+        return "-"
+    return format_html('<a href="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]), pk)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Every field shown, none editable; rows are neither added nor deleted by hand."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 class MessageInline(admin.TabularInline):
@@ -10,43 +44,111 @@ class MessageInline(admin.TabularInline):
     readonly_fields = fields
     can_delete = False
 
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
     list_display = ("id", "resource_id", "title", "updated_at")
     search_fields = ("id", "resource_id", "title")
+    readonly_fields = ("id", "resource_id", "metadata", "created_at", "updated_at", "lease_status", "owner_run",
+                       "lease_token")
     inlines = [MessageInline]
+
+    def _lease(self, obj: Thread) -> ThreadLease | None:
+        return ThreadLease.objects.filter(resource_id=obj.resource_id, thread_id=obj.id).first()
+
+    @admin.display(description="lease status")
+    def lease_status(self, obj: Thread) -> str:
+        lease = self._lease(obj)
+        if lease is None:
+            return "idle"
+        return lease.status if lease_is_active(lease, timezone.now()) else "idle"
+
+    @admin.display(description="owner run")
+    def owner_run(self, obj: Thread) -> str:
+        lease = self._lease(obj)
+        return _link("run", lease.owner_run_id if lease else None)
+
+    @admin.display(description="lease token")
+    def lease_token(self, obj: Thread) -> int:
+        lease = self._lease(obj)
+        return lease.token if lease else 0
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "agent_id", "thread_id", "status", "finish_reason", "started_at", "finished_at")
+class RunAdmin(ReadOnlyAdmin):
+    list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "started_at", "finished_at")
     list_filter = ("status", "finish_reason", "agent_id")
     search_fields = ("id", "thread_id", "resource_id")
+    readonly_fields = ("thread_link",)
+
+    @admin.display(description="thread")
+    def thread_link(self, obj: Run) -> str:
+        return _link("thread", obj.thread_id)
 
 
 @admin.register(ToolApproval)
-class ToolApprovalAdmin(admin.ModelAdmin):
-    list_display = ("run_id", "tool_name", "tool_call_id", "status", "created_at", "decided_at")
+class ToolApprovalAdmin(ReadOnlyAdmin):
+    """Approval status is read-only: a decision resumes the run, through the agent's API."""
+
+    list_display = ("run_link", "tool_name", "tool_call_id", "status", "created_at", "decided_at")
     list_filter = ("status", "tool_name")
-    readonly_fields = ("state",)
+    readonly_fields = ("run_link",)
+
+    @admin.display(description="run")
+    def run_link(self, obj: ToolApproval) -> str:
+        return _link("run", obj.run_id)
 
 
 @admin.register(ThreadLease)
-class ThreadLeaseAdmin(admin.ModelAdmin):
-    list_display = ("thread_id", "resource_id", "agent_id", "status", "owner_run_id", "token", "expires_at")
+class ThreadLeaseAdmin(ReadOnlyAdmin):
+    list_display = ("thread_link", "resource_id", "agent_id", "status", "active", "owner_run", "token",
+                    "expires_at")
     list_filter = ("status", "agent_id")
     search_fields = ("thread_id", "resource_id", "owner_run_id")
+    readonly_fields = ("thread_link", "active", "owner_run")
+    actions = ("abort_runs",)
+
+    @admin.display(description="thread")
+    def thread_link(self, obj: ThreadLease) -> str:
+        return _link("thread", obj.thread_id)
+
+    @admin.display(description="active", boolean=True)
+    def active(self, obj: ThreadLease) -> bool:
+        return lease_is_active(obj, timezone.now())
+
+    @admin.display(description="owner run")
+    def owner_run(self, obj: ThreadLease) -> str:
+        return _link("run", obj.owner_run_id)
+
+    @admin.action(description="Abort the active run of the selected threads")
+    def abort_runs(self, request, queryset):
+        aborted = [outcome for key in queryset.values_list("thread_key", flat=True)
+                   if (outcome := run_abort_request(key=key)) is not None]
+        self.message_user(request, f"{len(aborted)} run(s) asked to abort.", messages.SUCCESS)
 
 
 @admin.register(ThreadInput)
-class ThreadInputAdmin(admin.ModelAdmin):
-    list_display = ("input_id", "thread_id", "kind", "status", "run_id", "consumed_by", "created_at")
+class ThreadInputAdmin(ReadOnlyAdmin):
+    list_display = ("input_id", "thread_link", "agent_id", "kind", "status", "run_id", "consumed_by", "created_at")
     list_filter = ("kind", "status", "agent_id")
     search_fields = ("input_id", "thread_id", "resource_id")
+    readonly_fields = ("thread_link",)
+    actions = ("cancel_inputs",)
+
+    @admin.display(description="thread")
+    def thread_link(self, obj: ThreadInput) -> str:
+        return _link("thread", obj.thread_id)
+
+    @admin.action(description="Cancel the selected waiting inputs")
+    def cancel_inputs(self, request, queryset):
+        count = queued_inputs_cancel(ids=list(queryset.values_list("input_id", flat=True)))
+        self.message_user(request, f"{count} input(s) cancelled.", messages.SUCCESS)
 
 
 @admin.register(ThreadEvent)
-class ThreadEventAdmin(admin.ModelAdmin):
+class ThreadEventAdmin(ReadOnlyAdmin):
     list_display = ("thread_key", "seq", "run_id", "created_at")
     search_fields = ("thread_key", "run_id")

@@ -20,7 +20,8 @@ def build_thread_runtime():
     from channels.layers import DEFAULT_CHANNEL_LAYER, InMemoryChannelLayer, channel_layers, get_channel_layer
     from django.conf import settings
 
-    from agents.coordination import ChannelLayerPubSub, DjangoThreadStore
+    from agents.threads.pubsub import ChannelLayerPubSub
+    from agents.threads.store import DjangoThreadStore
     from agents.registry import get_mastra
     from agents.runtime.threads import ThreadRuntime
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from agents.sql import StatementManager
+
 
 class Thread(models.Model):
     """A memory thread: one conversation owned by one resource (a user, a team...)."""
@@ -17,6 +19,8 @@ class Thread(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = StatementManager()
 
     class Meta:
         ordering = ["-updated_at"]
@@ -41,6 +45,8 @@ class Message(models.Model):
     content = models.JSONField()
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField()
+
+    objects = StatementManager()
 
     class Meta:
         ordering = ["id"]
@@ -79,6 +85,8 @@ class Run(models.Model):
     steps = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = StatementManager()
 
     class Meta:
         ordering = ["-started_at"]
@@ -141,6 +149,8 @@ class ThreadLease(models.Model):
     last_seq = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = StatementManager()
+
     def __str__(self) -> str:
         return f"{self.thread_key} → {self.owner_run_id or 'idle'}"
 
@@ -172,6 +182,8 @@ class ThreadInput(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
 
+    objects = StatementManager()
+
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["thread_key", "status", "id"])]
@@ -188,6 +200,8 @@ class ThreadEvent(models.Model):
     run_id = models.CharField(max_length=64, blank=True, default="")
     chunk = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = StatementManager()
 
     class Meta:
         ordering = ["thread_key", "seq"]

@@ -1,6 +1,7 @@
 """The runtime's storage protocols (``agents.runtime.storage``) on the Django ORM.
 
-Each async method runs one sync function in a worker thread (``sync_to_async``) and, where it writes
+Each async method runs one sync function in Django's worker thread (its async twin, an ``a``
+prefix: ``agents.connections.async_twin``) and, where it writes
 more than one row, one transaction. Nothing here is called from the async runtime except through
 these methods.
 """
@@ -9,18 +10,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from asgiref.sync import sync_to_async
+from agents.connections import async_twin
 from django.db import transaction
 from django.utils import timezone
 
-from agents import sql
 from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import ToolApprovalError
 from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
 
 
-def _parse_time(value: str | None) -> datetime:
+def time_parse(value: str | None) -> datetime:
+    """An ISO timestamp (naive means the current time zone) as an aware datetime; now when empty."""
     if not value:
         return timezone.now()
     parsed = datetime.fromisoformat(value)
@@ -32,13 +33,14 @@ def _check_owner(thread: Thread | None, resource_id: str) -> None:
         raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
 
 
-def _thread_row(thread_id: str) -> Thread | None:
-    return sql.select_one(Thread, {"id": thread_id})
+def thread_row_get(thread_id: str) -> Thread | None:
+    """The thread's row, or None (no ownership check)."""
+    return Thread.objects.select_row({"id": thread_id})
 
 
 def _history_rows(thread_id: str, limit: int | None) -> list[Message]:
     """The last ``limit`` messages of a thread (all with None), newest first."""
-    return sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=limit)
+    return Message.objects.select_rows({"thread_id": thread_id}, order_by=("-id",), limit=limit)
 
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
@@ -48,7 +50,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     The common case (the thread exists, nothing to change) is two reads and no write transaction;
     creating or updating the thread takes one transaction that re-reads the row under its lock.
     """
-    thread = _thread_row(thread_id)
+    thread = thread_row_get(thread_id)
     _check_owner(thread, resource_id)
     if not read_only and (thread is None or title is not None or metadata is not None):
         with transaction.atomic():
@@ -73,7 +75,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
 def thread_prepare_locked(thread: Thread | None, *, resource_id: str, thread_id: str,
                           last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
     """``thread_prepare`` for a caller that already holds the thread's lease row in its transaction
-    and read ``thread`` (a wake, ``agents.coordination.accept_input``): no title or metadata change."""
+    and read ``thread`` (a wake, ``agents.threads.inputs.input_accept``): no title or metadata change."""
     _check_owner(thread, resource_id)
     if thread is None:
         if read_only:
@@ -81,11 +83,11 @@ def thread_prepare_locked(thread: Thread | None, *, resource_id: str, thread_id:
         # the lease row serialises this thread's wakes; a plain memory call may still create the
         # thread at the same moment: its row stands, and the owner check reads it back
         now = timezone.now()
-        if sql.insert(Thread, [{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
+        if Thread.objects.insert_rows([{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
                       ignore_conflicts=True):
             thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
             return thread.to_dict(), []  # a thread created now has no messages yet
-        thread = _thread_row(thread_id)
+        thread = thread_row_get(thread_id)
         _check_owner(thread, resource_id)
     if last_messages == 0:
         return thread.to_dict(), []
@@ -104,16 +106,16 @@ def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dic
     messages = [m for m in messages if not is_transient_message(m)]
     # touching the owner's row first locks it (as select_for_update did) and checks the owner in
     # one statement; only a missing or foreign thread needs another look
-    touched = sql.update(Thread, {"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
+    touched = Thread.objects.update_rows({"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
     if not touched:
         thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
         _check_owner(thread, resource_id)
         if thread is None:
             Thread.objects.create(id=thread_id, resource_id=resource_id)
-    sql.insert(Message, [
+    Message.objects.insert_rows([
         {"message_id": m["id"], "thread_id": thread_id, "resource_id": resource_id, "role": m["role"],
          "type": m.get("type") or "", "content": m["content"], "metadata": m.get("metadata") or {},
-         "created_at": _parse_time(m.get("createdAt"))}
+         "created_at": time_parse(m.get("createdAt"))}
         for m in messages
     ], ignore_conflicts=True)
 
@@ -140,11 +142,11 @@ def run_record(run: dict, *, existing: bool = False) -> None:
               "thread_id": run.get("thread_id"), "status": run.get("status") or Run.Status.COMPLETED,
               "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
               "error": run.get("error") or "", "steps": run.get("steps") or 0,
-              "started_at": _parse_time(run.get("started_at")),
-              "finished_at": _parse_time(run["finished_at"]) if run.get("finished_at") else None}
-    if existing and sql.update(Run, {"id": run["id"]}, values):
+              "started_at": time_parse(run.get("started_at")),
+              "finished_at": time_parse(run["finished_at"]) if run.get("finished_at") else None}
+    if existing and Run.objects.update_rows({"id": run["id"]}, values):
         return
-    sql.upsert(Run, {"id": run["id"], **values})
+    Run.objects.upsert_row({"id": run["id"], **values})
 
 
 def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_name: str, args, state: dict) -> None:
@@ -180,34 +182,45 @@ def approvals_pending(*, run_id: str | None = None) -> list[dict]:
              "args": a.args, "hash": a.args_hash, "status": a.status} for a in rows]
 
 
+athread_prepare = async_twin(thread_prepare)
+amessages_save = async_twin(messages_save)
+athread_set_title = async_twin(thread_set_title)
+athread_get = async_twin(thread_get)
+athread_messages = async_twin(thread_messages)
+arun_record = async_twin(run_record)
+aapproval_save = async_twin(approval_save)
+aapproval_claim = async_twin(approval_claim)
+aapprovals_pending = async_twin(approvals_pending)
+
+
 class DjangoStore:
     """MemoryStore and RunStore on the ORM (see ``agents.runtime.storage``)."""
 
     async def prepare_thread(self, **kwargs):
-        return await sync_to_async(thread_prepare)(**kwargs)
+        return await athread_prepare(**kwargs)
 
     async def save_messages(self, **kwargs):
-        await sync_to_async(messages_save)(**kwargs)
+        await amessages_save(**kwargs)
 
     async def set_thread_title(self, **kwargs):
-        await sync_to_async(thread_set_title)(**kwargs)
+        await athread_set_title(**kwargs)
 
     async def get_thread(self, **kwargs):
-        return await sync_to_async(thread_get)(**kwargs)
+        return await athread_get(**kwargs)
 
     async def list_messages(self, **kwargs):
-        return await sync_to_async(thread_messages)(**kwargs)
+        return await athread_messages(**kwargs)
 
     async def record_run(self, run):
-        await sync_to_async(run_record)(run)
+        await arun_record(run)
 
     async def save_suspended(self, **kwargs):
-        await sync_to_async(approval_save)(**kwargs)
+        await aapproval_save(**kwargs)
 
     async def claim_suspended(self, **kwargs):
-        return await sync_to_async(approval_claim)(**kwargs)
+        return await aapproval_claim(**kwargs)
 
     async def pending_approvals(self, **kwargs):
-        return await sync_to_async(approvals_pending)(**kwargs)
+        return await aapprovals_pending(**kwargs)
 
 

@@ -18,6 +18,11 @@ Cases:
           (seen as new by more than one model call), and whether every idle period had exactly one
           wake (no two runs of a thread overlap; the lease token counts the runs).
 
+  sql     each statement of the thread hot path through ``agents.sql`` against the same statement
+          through the ORM, on the temporary SQLite file (``sqlpg``: on PostgreSQL at ``--pg-url``,
+          dropped and created afresh). One JSON line per statement: ``orm_us`` and ``sql_us``
+          (medians over ``--n`` runs, each in its own transaction) and ``ratio`` (orm / sql).
+
 Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
 """
 
@@ -38,7 +43,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("c", "fanout", "race")
+CASES = ("c", "fanout", "race", "sql", "sqlpg")
 RACE_PROCESSES = 4
 RACE_SENDS = 200
 RACE_THREADS = 20
@@ -329,6 +334,72 @@ def case_race(pg_url: str, redis_url: str, waves: int) -> dict:
     return line
 
 
+# -- case sql -------------------------------------------------------------------------------------
+def sql_statements(key: str, thread_id: str) -> list[tuple[str, object, object]]:
+    """(name, agents.sql call, ORM call) for each statement of a thread wake and its end."""
+    from django.utils import timezone
+
+    from agents import sql
+    from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+
+    counter = iter(range(10**9))
+    waiting = {"thread_key": key, "status": "pending", "kind": ["deliver", "echo"]}
+    values = {"owner_run_id": "r1", "token": 5, "status": "running", "expires_at": timezone.now()}
+
+    def new_input():
+        return {"input_id": f"in-{time.time_ns()}-{next(counter)}", "thread_key": key, "agent_id": "a",
+                "resource_id": "u", "thread_id": thread_id, "kind": "deliver", "signal": {"id": "x"}}
+
+    return [
+        ("lease_lock", lambda: sql.select_one(ThreadLease, {"thread_key": key}, for_update=True),
+         lambda: ThreadLease.objects.select_for_update().filter(thread_key=key).first()),
+        ("lease_save", lambda: sql.update(ThreadLease, {"thread_key": key}, values),
+         lambda: ThreadLease.objects.filter(thread_key=key).update(**values, updated_at=timezone.now())),
+        ("thread_row", lambda: sql.select_one(Thread, {"id": thread_id}),
+         lambda: Thread.objects.filter(pk=thread_id).first()),
+        ("history_last_20", lambda: sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=20),
+         lambda: list(Message.objects.filter(thread_id=thread_id).order_by("-id")[:20])),
+        ("inputs_waiting_exist", lambda: sql.exists(ThreadInput, waiting),
+         lambda: ThreadInput.objects.filter(thread_key=key, status="pending", kind__in=["deliver", "echo"]).exists()),
+        ("input_insert", lambda: sql.insert(ThreadInput, [new_input()]),
+         lambda: ThreadInput.objects.bulk_create([ThreadInput(**new_input())])),
+        ("run_update", lambda: sql.update(Run, {"id": "run-1"}, {"status": "completed", "steps": 1}),
+         lambda: Run.objects.filter(id="run-1").update(status="completed", steps=1)),
+    ]
+
+
+def case_sql(name: str, n: int, warmup: int) -> list[dict]:
+    from django.db import transaction
+    from django.utils import timezone
+
+    from agents.models import Message, Run, Thread, ThreadLease
+
+    thread_id, key = f"sql-{time.time_ns()}", None
+    key = f"bench-user\x1f{thread_id}"
+    now = timezone.now()
+    Thread.objects.create(id=thread_id, resource_id="bench-user")
+    ThreadLease.objects.create(thread_key=key, resource_id="bench-user", thread_id=thread_id)
+    Run.objects.create(id="run-1", agent_id="a", started_at=now)
+    Message.objects.bulk_create([Message(message_id=f"m-{thread_id}-{i}", thread_id=thread_id, resource_id="bench-user",
+                                         role="user", content="hello", created_at=now) for i in range(50)])
+    lines = []
+    for statement, fast, orm in sql_statements(key, thread_id):
+        timings: dict[str, list[float]] = {"sql": [], "orm": []}
+        for i in range(warmup + n):
+            for label, call in (("sql", fast), ("orm", orm)) if i % 2 else (("orm", orm), ("sql", fast)):
+                with transaction.atomic():
+                    start = time.perf_counter()
+                    call()
+                    elapsed = time.perf_counter() - start
+                if i >= warmup:
+                    timings[label].append(elapsed)
+        orm_us = statistics.median(timings["orm"]) * 1e6
+        sql_us = statistics.median(timings["sql"]) * 1e6
+        lines.append({"case": name, "statement": statement, "n": n, "orm_us": round(orm_us, 1),
+                      "sql_us": round(sql_us, 1), "ratio": round(orm_us / sql_us, 2)})
+    return lines
+
+
 # -- entry ----------------------------------------------------------------------------------------
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -341,6 +412,8 @@ def parse_args(argv=None):
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
     parser.add_argument("--race-waves", type=int, default=10,
                         help="case race: each process sends in this many waves of concurrent sends (default 10)")
+    parser.add_argument("--sql-name", default="sql", help=argparse.SUPPRESS)
+    parser.add_argument("--sql-db", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--race-worker", metavar="PREFIX", help=argparse.SUPPRESS)
     parser.add_argument("--worker-no", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--race-check", metavar="PREFIX", help=argparse.SUPPRESS)
@@ -363,7 +436,16 @@ def main(argv=None) -> None:
         setup_django(args.pg_url, None)
         race_check(args.race_check, args.accepted)
         return
-    local = [c for c in args.cases if c != "race"]
+    if "sqlpg" in args.cases:
+        create_database(args.pg_url)
+        subprocess.run([sys.executable, __file__, "--cases", "sql", "--n", str(args.n), "--warmup", str(args.warmup),
+                        "--sql-name", "sqlpg", "--sql-db", args.pg_url], check=True)
+    if "sql" in args.cases:
+        setup_django(args.sql_db, None)
+        for line in case_sql(args.sql_name, args.n, args.warmup):
+            print(json.dumps(line), flush=True)
+        return
+    local = [c for c in args.cases if c not in ("race", "sqlpg")]
     if local:
         tmpdir = setup_django(None, None)
         try:

@@ -281,13 +281,13 @@ class Run:
             found = []
             for m in items:
                 sig = (m.get("metadata") or {}).get("signal")
-                if sig and sig.get("type") == "state" and (sig.get("attributes") or {}).get("id") == state_id:
+                if sig and sig.get("type") == "state" and _state_of(sig).get("id") == state_id:
                     found.append(sig)
             return found
 
         window = states(messages)
         history = window
-        if not any(s["attributes"].get("mode") == "snapshot" for s in window) and self.memory is not None:
+        if not any(_state_of(s).get("mode") == "snapshot" for s in window) and self.memory is not None:
             stored = await self.memory["store"].list_messages(resource_id=self.memory["resource_id"],
                                                               thread_id=self.memory["thread_id"])
             saved = states(stored)
@@ -296,14 +296,14 @@ class Run:
             history = saved + [s for s in window if s.get("id") not in ids]
         last_snapshot, deltas = None, []
         for sig in history:
-            if sig["attributes"].get("mode") == "snapshot":
+            if _state_of(sig).get("mode") == "snapshot":
                 last_snapshot, deltas = sig, []
             elif last_snapshot is not None:
                 deltas.append(sig)
         update = await maybe_await(processor.compute_state_signal({
             "state_id": state_id, "last_snapshot": last_snapshot, "deltas_since_snapshot": deltas,
             "active_state_signals": window, "context_window": {"has_snapshot": any(
-                s["attributes"].get("mode") == "snapshot" for s in window)},
+                _state_of(s).get("mode") == "snapshot" for s in window)},
             "messages": messages, "step_number": step_number, "request_context": self.request_context,
         }))
         if not update:
@@ -899,3 +899,8 @@ def _strip_fences(text: str) -> str:
         if stripped.rstrip().endswith("```"):
             stripped = stripped.rstrip()[:-3]
     return stripped
+
+
+def _state_of(signal: dict) -> dict:
+    """A state signal's tracking data (``metadata.state``: id, cache key, mode)."""
+    return (signal.get("metadata") or {}).get("state") or {}

@@ -265,24 +265,29 @@ STATE_MODES = ("snapshot", "delta")
 
 
 def state_to_signal(state: dict) -> tuple[dict, dict]:
-    """A ``send_state_signal`` payload as a ``state`` signal plus its dedupe key ``{id, cache_key, mode}``.
+    """A ``send_state_signal`` payload as a ``state`` signal plus its tracking key ``{id, cache_key, mode}``.
 
-    The model sees ``<state id="browser" mode="snapshot">contents</state>`` (custom attributes after
-    ``id`` and ``mode``, which they cannot override); ``value`` / ``delta`` are kept in the signal's
-    metadata for processors.
+    As Mastra's ``createStateSignalInput``: the model sees only the caller's own attributes
+    (``<state tabs="3">contents</state>``; a caller's own ``id`` attribute is kept); the state id,
+    cache key and mode are tracking data in ``metadata.state``, and ``value`` / ``delta`` (when
+    given) sit beside it in the metadata. The signal's id is a fresh one, never the state id.
     """
     if not isinstance(state, dict):
         raise SignalError("a state signal must be a dict", code="invalid_state_signal")
     state = _snake(state)
     unknown = set(state) - {"id", "cache_key", "mode", "contents", "value", "delta", "attributes", "metadata",
-                            "tag_name", "provider_options"}
+                            "tag_name", "provider_options", "transient"}
     if unknown:
         raise SignalError(f"unknown state signal key {sorted(unknown)[0]!r}", code="invalid_state_signal")
+    if state.get("transient"):
+        raise SignalError("state signals cannot be transient", code="invalid_state_signal")
     state_id, cache_key = state.get("id"), state.get("cache_key")
-    if not isinstance(state_id, str) or not state_id:
-        raise SignalError("a state signal needs a string 'id' (the state channel)", code="invalid_state_signal")
-    if not isinstance(cache_key, str) or not cache_key:
-        raise SignalError("a state signal needs a string 'cache_key'", code="invalid_state_signal")
+    if not state_id:
+        raise SignalError("state signal id is required", code="invalid_state_signal")
+    if not cache_key:
+        raise SignalError("state signal cacheKey is required", code="invalid_state_signal")
+    if not isinstance(state_id, str) or not isinstance(cache_key, str):
+        raise SignalError("state signal id and cacheKey must be strings", code="invalid_state_signal")
     mode = state.get("mode") or "snapshot"
     if mode not in STATE_MODES:
         raise SignalError("mode must be 'snapshot' or 'delta'", code="invalid_state_signal")
@@ -293,15 +298,15 @@ def state_to_signal(state: dict) -> tuple[dict, dict]:
         json.dumps([state.get("value"), state.get("delta")])
     except (TypeError, ValueError):
         raise SignalError("value and delta must be JSON-serialisable", code="invalid_state_signal") from None
-    own = check_attributes(state.get("attributes"))
-    for reserved in ("id", "mode"):  # the channel and the mode always come from the state itself
-        own.pop(reserved, None)
+    own_state = metadata.get("state") if isinstance(metadata.get("state"), dict) else {}
+    tracking = {**metadata, "state": {**own_state, "id": state_id, "cacheKey": cache_key, "mode": mode}}
+    for name in ("value", "delta"):
+        if state.get(name) is not None:
+            tracking[name] = state[name]
     tag = state.get("tag_name")
     signal = create_signal({
         "type": "state", "tag_name": "state" if tag is None else tag, "contents": state.get("contents"),
-        "attributes": {"id": state_id, "mode": mode, **own},
-        "metadata": {**metadata, "state": {"id": state_id, "cacheKey": cache_key, "mode": mode,
-                                           "value": state.get("value"), "delta": state.get("delta")}},
+        "attributes": state.get("attributes"), "metadata": tracking,
         "provider_options": state.get("provider_options"),
     })
     return signal, {"id": state_id, "cache_key": cache_key, "mode": mode}

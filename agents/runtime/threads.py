@@ -2,7 +2,7 @@
 
 One :class:`ThreadRuntime` per process serves every agent. It decides nothing about storage: the
 decision for an input (wake / deliver / queue / persist / discard / blocked), the lease and the
-event log live behind a :class:`ThreadStore` (``agents.coordination.DjangoThreadStore`` on the
+event log live behind a :class:`ThreadStore` (``agents.threads.store.DjangoThreadStore`` on the
 database), and other processes are reached through a :class:`PubSub` (the Channels layer). The
 database is the source of truth; pub/sub only carries chunks and wake-ups between processes.
 
@@ -65,14 +65,74 @@ def group_name(key: str) -> str:
 
 
 class ThreadStore(Protocol):
-    """What the thread runtime needs from storage. Every method is one transaction.
+    """What the thread runtime needs from storage (``agents.threads.store.DjangoThreadStore`` on the
+    database). Every method is one transaction; ``key`` is the runtime's name of a thread
+    (:func:`thread_key`). Lease changes are fenced by the owner's run id and ``token``."""
 
-    ``accept(...)`` → ``{"action", "run_id", "token", "last_seq", "signal", "events"}``;
-    ``drain(key, run_id, token)`` → pending input signals for the run, marked consumed;
-    ``finish(...)`` → the next run ``{"run_id", "token", "signals", "stream_options"}`` or None;
-    ``renew(...)`` → ``{"ok", "abort"}``; ``append_events``; ``read_events``; ``thread_state``;
-    ``request_abort``; ``suspend``; ``resume``; ``recover``; ``list_queued``; ``cancel_queued``.
-    """
+    def prepares_memory_of(self, memory_store: Any) -> bool:
+        """Whether ``accept`` can prepare ``memory_store``'s thread and history for a wake."""
+        ...
+
+    async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
+                     signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
+                     new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                     prepare: dict | None) -> dict:
+        """Store one input and decide: ``{"action": "wake"|"deliver"|"persist"|"discard"|"blocked"|
+        "skipped", "key", "signal", "run_id"?, "reason"?, "events"?, ...}`` (a wake also carries
+        its lease: ``token``, ``last_seq``, ``signals``, and ``prepared`` when asked)."""
+        ...
+
+    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+        """Waiting inputs for the owner's next step, marked consumed: ``[{"kind", "signal"}]``."""
+        ...
+
+    async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
+                     ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
+                     record: dict | None = None) -> dict:
+        """End a run: ``{"next": lease dict of the next run or None, "events", "fenced"?}``."""
+        ...
+
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+        """Extend the owner's lease: ``{"ok", "abort"}``."""
+        ...
+
+    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
+        """Write numbered chunks to the event log; False when ``token`` lost the lease."""
+        ...
+
+    async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
+        """Logged chunks after ``after_seq`` (a snapshot first when pruned), or those of ``run_id``."""
+        ...
+
+    async def thread_state(self, *, key: str) -> dict | None:
+        """``{"active_run_id", "status", "agent_id", "last_seq"}``, or None for an unknown thread."""
+        ...
+
+    async def request_abort(self, *, key: str) -> dict | None:
+        """Abort the active run: ``{"run_id", "events", "released"}``, or None when idle."""
+        ...
+
+    async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
+                      events: list[dict] | None = None) -> None:
+        """The run waits on a tool approval: the thread stays held without expiry."""
+        ...
+
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+        """Take the suspended run's lease again: its lease dict, or None when not suspended."""
+        ...
+
+    async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                      agent_ids: list[str] | None = None) -> list[dict]:
+        """Lease dicts of the runs started for dead owners' threads and waiting inputs."""
+        ...
+
+    async def list_queued(self, *, key: str) -> list[dict]:
+        """Inputs waiting for a run, oldest first."""
+        ...
+
+    async def cancel_queued(self, *, ids: list[str]) -> int:
+        """Cancel waiting inputs; how many were still waiting."""
+        ...
 
 
 class PubSub(Protocol):
@@ -97,6 +157,8 @@ class SendResult:
         data = {"accepted": self.accepted, "action": self.action, "runId": self.run_id, "signal": self.signal}
         if self.skipped:
             data.update({"skipped": True, "reason": self.reason})
+        elif self.reason is not None:  # ``blocked``: ``thread-blocked``
+            data["reason"] = self.reason
         return data
 
 
@@ -365,7 +427,8 @@ class ThreadRuntime:
                                            stream_options, prepared=decision.get("prepared"))
         elif action == "deliver":
             self._nudge(key)
-        return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output)
+        return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output,
+                          reason=decision.get("reason"))
 
     def _nudge(self, key: str) -> None:
         """Nothing to do: the owner drains the database at its next step boundary."""

@@ -261,22 +261,30 @@ def test_state_to_signal_xml_and_tracking():
                                         "contents": "3 tabs & <1> window", "value": {"tabs": 3},
                                         "attributes": {"url": "https://e.com/?a=1&b=2"}, "metadata": {"m": 1}})
     assert tracking == {"id": "browser", "cache_key": "k1", "mode": "snapshot"}
-    assert signal["type"] == "state" and signal["tagName"] == "state"
+    assert signal["type"] == "state" and signal["tagName"] == "state" and signal["id"] != "browser"
     assert render_signal(signal)["content"] == \
-        '<state id="browser" mode="snapshot" url="https://e.com/?a=1&amp;b=2">3 tabs &amp; &lt;1&gt; window</state>'
-    assert signal["metadata"] == {"m": 1, "state": {"id": "browser", "cacheKey": "k1", "mode": "snapshot",
-                                                    "value": {"tabs": 3}, "delta": None}}
+        '<state url="https://e.com/?a=1&amp;b=2">3 tabs &amp; &lt;1&gt; window</state>'
+    assert signal["attributes"] == {"url": "https://e.com/?a=1&b=2"}
+    assert signal["metadata"] == {"m": 1, "state": {"id": "browser", "cacheKey": "k1", "mode": "snapshot"},
+                                  "value": {"tabs": 3}}
 
 
 def test_state_defaults_and_camel_case():
     signal, tracking = state_to_signal({"id": "ed", "cacheKey": "c", "contents": "x", "tagName": "editor-state",
                                         "delta": {"line": 2}})
     assert tracking == {"id": "ed", "cache_key": "c", "mode": "snapshot"}
-    assert render_signal(signal)["content"] == '<editor-state id="ed" mode="snapshot">x</editor-state>'
-    delta, _ = state_to_signal({"id": "ed", "cache_key": "c2", "mode": "delta", "contents": "d", "delta": [1]})
-    assert render_signal(delta)["content"] == '<state id="ed" mode="delta">d</state>'
-    assert delta["metadata"]["state"]["delta"] == [1]
+    assert render_signal(signal)["content"] == "<editor-state>x</editor-state>"
+    delta, _ = state_to_signal({"id": "ed", "cache_key": "c2", "mode": "delta", "contents": "Scrolled to bottom.",
+                                "delta": [1]})
+    assert render_signal(delta)["content"] == "<state>Scrolled to bottom.</state>"
+    assert delta["metadata"] == {"state": {"id": "ed", "cacheKey": "c2", "mode": "delta"}, "delta": [1]}
     json.dumps(delta)
+
+
+def test_a_state_signals_caller_state_metadata_is_kept_under_the_tracking():
+    signal, _ = state_to_signal({"id": "b", "cache_key": "k", "contents": "x",
+                                 "metadata": {"state": {"origin": "tab", "id": "ignored"}}})
+    assert signal["metadata"] == {"state": {"origin": "tab", "id": "b", "cacheKey": "k", "mode": "snapshot"}}
 
 
 @pytest.mark.parametrize("state", [
@@ -305,11 +313,18 @@ def test_state_signal_invalid_parts():
         "contents_too_large"
 
 
-def test_a_state_signals_custom_id_or_mode_attribute_cannot_override_the_channel():
+def test_a_state_signals_own_id_and_mode_attributes_are_kept():
+    """The state's id and mode are tracking data; attributes are the caller's own, shown as given."""
     signal, tracking = state_to_signal({"id": "browser", "cache_key": "k", "mode": "delta", "contents": "x",
                                         "attributes": {"id": "other", "mode": "snapshot", "tab": 2}})
-    assert render_signal(signal)["content"] == '<state id="browser" mode="delta" tab="2">x</state>'
+    assert render_signal(signal)["content"] == '<state id="other" mode="snapshot" tab="2">x</state>'
     assert tracking == {"id": "browser", "cache_key": "k", "mode": "delta"}
+
+
+def test_a_transient_state_signal_is_rejected_with_mastras_message():
+    with pytest.raises(SignalError) as info:
+        state_to_signal({"id": "b", "cache_key": "k", "contents": "x", "transient": True})
+    assert (str(info.value), info.value.code) == ("state signals cannot be transient", "invalid_state_signal")
 
 
 def test_a_state_signal_with_an_empty_tag_name_is_rejected():

@@ -130,3 +130,16 @@ def test_upsert_inserts_then_updates_every_other_column():
     assert (run.status, run.usage, run.steps, run.started_at, run.finished_at) == (
         "completed", {"totalTokens": 3}, 2, started, started)
     assert Run.objects.count() == 1
+
+
+def test_the_models_default_manager_runs_the_same_statements():
+    ThreadLease.objects.create(thread_key="k", resource_id="r", thread_id="t", token=2)
+    assert ThreadLease.objects.select_row({"thread_key": "k"}).token == 2
+    assert ThreadLease.objects.select_row({"thread_key": "nope"}) is None
+    assert ThreadLease.objects.row_exists({"thread_key": "k"}) is True
+    assert ThreadLease.objects.update_rows({"thread_key": "k", "token": 2}, {"token": 3}) == 1
+    assert ThreadLease.objects.update_rows({"thread_key": "k", "token": 2}, {"token": 4}) == 0
+    assert [lease.token for lease in ThreadLease.objects.select_rows({"thread_key": ["k", "x"]})] == [3]
+    assert ThreadInput.objects.insert_rows([{"input_id": "i", "thread_key": "k", "agent_id": "a", "resource_id": "r",
+                                             "thread_id": "t", "kind": "deliver", "signal": {}}]) == 1
+    assert ThreadInput.objects.get(input_id="i").status == "pending"

@@ -23,7 +23,11 @@ async def _drain():
 
 
 async def tracking() -> dict:
-    return await db(lambda: (Thread.objects.get(pk=T).metadata or {}).get("stateSignals"))
+    return await db(lambda: (Thread.objects.get(pk=T).metadata or {}).get("mastra", {}).get("stateSignals"))
+
+
+async def create_thread(thread_id: str = T, metadata: dict | None = None) -> None:
+    await db(lambda: Thread.objects.create(id=thread_id, resource_id=R, metadata=metadata or {}))
 
 
 def browser(cache_key: str = "k1", mode: str = "snapshot", contents: str = "3 tabs", **extra) -> dict:
@@ -31,30 +35,96 @@ def browser(cache_key: str = "k1", mode: str = "snapshot", contents: str = "3 ta
 
 
 PERSIST = {"if_idle": {"behavior": "persist"}}
+OPEN_COM = "Browser is open. Active tab URL: https://example.com. 3 open tabs."
+OPEN_ORG = "Browser is open. Active tab URL: https://example.org. 1 open tab."
 
 
 # -- send_state_signal -----------------------------------------------------------------------------
 
-async def test_first_state_signal_wakes_with_exact_xml_and_tracking():
+async def test_the_browser_scenario_matches_mastra():
+    """Mastra 1.71's scenario 7 (behaviour.out.txt): XML, echoes, skip and the thread's tracking."""
     agent = make_agent()
-    r = await agent.send_state_signal(browser(value={"tabs": 3}, attributes={"url": "https://e.com/?a&b"}),
+    first = {"id": "browser", "cacheKey": "browser:https://example.com:3-tabs", "contents": OPEN_COM,
+             "attributes": {"tabs": 3}, "value": {"activeUrl": "https://example.com", "tabCount": 3, "open": True}}
+    with pytest.raises(SignalError) as info:
+        await agent.send_state_signal(first, resource_id=R, thread_id="T7")
+    assert (str(info.value), info.value.code) == ("sendStateSignal could not load thread T7", "thread_not_found")
+    assert await counts() == {"inputs": 0, "messages": 0, "events": 0, "leases": 0}
+
+    await create_thread("T7")
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id="T7")
+    r1 = await agent.send_state_signal(first, resource_id=R, thread_id="T7")
+    assert (r1.action, r1.skipped, r1.reason) == ("wake", False, None)
+    assert (r1.signal["type"], r1.signal["tagName"], r1.signal["attributes"]) == ("state", "state", {"tabs": 3})
+    assert r1.signal["id"] != "browser"
+    assert (await bounded(r1.output.get_full_output())).text == f'echo: <state tabs="3">{OPEN_COM}</state>'
+    await wait_idle(R, "T7")
+    r2 = await agent.send_state_signal(first, resource_id=R, thread_id="T7")
+    assert (r2.skipped, r2.reason, r2.action, r2.signal) == (True, "unchanged", None, None)
+    third = {"id": "browser", "cacheKey": "browser:https://example.org:1-tab", "contents": OPEN_ORG,
+             "attributes": {"tabs": 1}, "value": {"activeUrl": "https://example.org", "tabCount": 1, "open": True}}
+    r3 = await agent.send_state_signal(third, resource_id=R, thread_id="T7")
+    assert (await bounded(r3.output.get_full_output())).text == f'echo: <state tabs="1">{OPEN_ORG}</state>'
+    await wait_idle(R, "T7")
+    r4 = await agent.send_state_signal({"id": "browser", "cacheKey": "browser:delta:scroll", "mode": "delta",
+                                        "contents": "Scrolled to bottom.", "delta": {"scrollY": 1200}},
+                                       resource_id=R, thread_id="T7")
+    assert r4.signal["attributes"] == {}
+    assert (await bounded(r4.output.get_full_output())).text == "echo: <state>Scrolled to bottom.</state>"
+    await wait_idle(R, "T7")
+
+    chunks = await collect(sub, n=3)
+    echoes = [c["data"] for c in chunks if c["type"] == "data-signal"]
+    assert [e["id"] for e in echoes] == [r1.signal["id"], r3.signal["id"], r4.signal["id"]]
+    assert [(e.get("attributes"), e["metadata"]) for e in echoes] == [
+        ({"tabs": 3}, {"state": {"id": "browser", "cacheKey": "browser:https://example.com:3-tabs",
+                                 "mode": "snapshot", "threadId": "T7", "version": 1},
+                       "value": {"activeUrl": "https://example.com", "tabCount": 3, "open": True}}),
+        ({"tabs": 1}, {"state": {"id": "browser", "cacheKey": "browser:https://example.org:1-tab",
+                                 "mode": "snapshot", "threadId": "T7", "version": 2},
+                       "value": {"activeUrl": "https://example.org", "tabCount": 1, "open": True}}),
+        (None, {"state": {"id": "browser", "cacheKey": "browser:delta:scroll", "mode": "delta", "threadId": "T7",
+                          "version": 3},
+                "delta": {"scrollY": 1200}}),
+    ]
+    metadata = await db(lambda: Thread.objects.get(pk="T7").metadata)
+    updated_at = metadata["mastra"]["stateSignals"]["browser"].pop("updatedAt")
+    assert datetime.fromisoformat(updated_at).tzinfo is not None
+    assert metadata == {"mastra": {"stateSignals": {"browser": {
+        "currentCacheKey": "browser:delta:scroll", "currentMode": "delta", "version": 3,
+        "lastSignalId": r4.signal["id"], "lastSnapshotSignalId": r3.signal["id"],
+        "activeCopies": [{"id": r4.signal["id"], "cacheKey": "browser:delta:scroll", "mode": "delta",
+                          "version": 3}]}}}}
+
+
+async def test_a_callers_own_id_attribute_is_kept_and_value_sits_in_the_metadata():
+    await create_thread()
+    agent = make_agent()
+    r = await agent.send_state_signal(browser(value={"tabs": 3}, attributes={"id": "mine",
+                                                                             "url": "https://e.com/?a&b"}),
                                       resource_id=R, thread_id=T)
-    assert r.action == "wake" and r.skipped is False and r.reason is None
-    assert (r.signal["type"], r.signal["tagName"]) == ("state", "state")
     result = await bounded(r.output.get_full_output())
-    assert result.text == 'echo: <state id="browser" mode="snapshot" url="https://e.com/?a&amp;b">3 tabs</state>'
-    track = await tracking()
-    assert set(track) == {"browser"}
-    entry = track["browser"]
-    assert {k: entry[k] for k in ("cacheKey", "mode", "signalId", "version")} == {
-        "cacheKey": "k1", "mode": "snapshot", "signalId": r.signal["id"], "version": 1}
-    assert datetime.fromisoformat(entry["updatedAt"]).tzinfo is not None
+    assert result.text == 'echo: <state id="mine" url="https://e.com/?a&amp;b">3 tabs</state>'
     stored = (await history(T))[0]
-    assert stored["metadata"]["signal"]["metadata"]["state"] == {
-        "id": "browser", "cacheKey": "k1", "mode": "snapshot", "value": {"tabs": 3}, "delta": None}
+    assert stored["content"] == '<state id="mine" url="https://e.com/?a&amp;b">3 tabs</state>'
+    assert stored["metadata"]["signal"]["metadata"] == {
+        "state": {"id": "browser", "cacheKey": "k1", "mode": "snapshot", "threadId": T, "version": 1},
+        "value": {"tabs": 3}}
+
+
+async def test_tracking_keeps_the_threads_other_metadata():
+    await create_thread(metadata={"topic": "x", "mastra": {"other": 1, "stateSignals": {"editor": {"version": 4}}}})
+    agent = make_agent()
+    r = await agent.send_state_signal(browser(), resource_id=R, thread_id=T, **PERSIST)
+    metadata = await db(lambda: Thread.objects.get(pk=T).metadata)
+    assert metadata["topic"] == "x" and metadata["mastra"]["other"] == 1
+    assert sorted(metadata["mastra"]["stateSignals"]) == ["browser", "editor"]
+    assert metadata["mastra"]["stateSignals"]["editor"] == {"version": 4}
+    assert metadata["mastra"]["stateSignals"]["browser"]["lastSignalId"] == r.signal["id"]
 
 
 async def test_unchanged_state_is_skipped_and_nothing_is_stored():
+    await create_thread()
     agent = make_agent()
     sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
     first = await agent.send_state_signal(browser(), resource_id=R, thread_id=T, **PERSIST)
@@ -73,10 +143,11 @@ async def test_unchanged_state_is_skipped_and_nothing_is_stored():
     assert r.skipped is True and r.output is None
     assert await counts() == before
     assert (await tracking())["browser"]["version"] == 1
-    assert [m["content"] for m in await history(T)] == ['<state id="browser" mode="snapshot">3 tabs</state>']
+    assert [m["content"] for m in await history(T)] == ["<state>3 tabs</state>"]
 
 
 async def test_other_mode_or_key_is_accepted_and_bumps_the_version():
+    await create_thread()
     agent = make_agent()
     steps = [
         (browser("k1", "snapshot"), "persist", 1),
@@ -86,7 +157,7 @@ async def test_other_mode_or_key_is_accepted_and_bumps_the_version():
         (browser("k1", "delta", "tab closed"), "persist", 4),  # k1 is no longer current
         (browser("k2", "snapshot", "2 tabs"), "persist", 5),
     ]
-    accepted = []
+    accepted, snapshot = [], None
     for state, action, version in steps:
         r = await agent.send_state_signal(state, resource_id=R, thread_id=T, **PERSIST)
         assert r.action == action and r.skipped is (action is None)
@@ -94,18 +165,27 @@ async def test_other_mode_or_key_is_accepted_and_bumps_the_version():
         assert entry["version"] == version
         if action:
             accepted.append(r.signal["id"])
-            assert (entry["signalId"], entry["cacheKey"], entry["mode"]) == (
+            snapshot = r.signal["id"] if state["mode"] == "snapshot" else snapshot
+            assert (entry["lastSignalId"], entry["currentCacheKey"], entry["currentMode"]) == (
                 r.signal["id"], state["cache_key"], state["mode"])
+            assert entry["lastSnapshotSignalId"] == snapshot
+            assert entry["activeCopies"] == [{"id": r.signal["id"], "cacheKey": state["cache_key"],
+                                              "mode": state["mode"], "version": version}]
     assert [m["content"] for m in await history(T)] == [
-        '<state id="browser" mode="snapshot">3 tabs</state>',
-        '<state id="browser" mode="delta">tab closed</state>',
-        '<state id="browser" mode="delta">tab opened</state>',
-        '<state id="browser" mode="delta">tab closed</state>',
-        '<state id="browser" mode="snapshot">2 tabs</state>']
+        "<state>3 tabs</state>", "<state>tab closed</state>", "<state>tab opened</state>",
+        "<state>tab closed</state>", "<state>2 tabs</state>"]
     assert [m["id"] for m in await history(T)] == accepted
 
 
+async def test_a_first_delta_has_no_snapshot_id():
+    await create_thread()
+    agent = make_agent()
+    await agent.send_state_signal(browser(mode="delta"), resource_id=R, thread_id=T, **PERSIST)
+    assert "lastSnapshotSignalId" not in (await tracking())["browser"]
+
+
 async def test_state_channels_are_tracked_separately():
+    await create_thread()
     agent = make_agent()
     await agent.send_state_signal(browser(), resource_id=R, thread_id=T, **PERSIST)
     r = await agent.send_state_signal({"id": "editor", "cache_key": "k1", "contents": "main.py"},
@@ -117,6 +197,7 @@ async def test_state_channels_are_tracked_separately():
 
 
 async def test_state_signal_into_an_active_run_and_skip_while_active():
+    await create_thread()
     agent = make_agent(gate=0)
     sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
     wake = await agent.send_message("first", resource_id=R, thread_id=T)
@@ -127,28 +208,36 @@ async def test_state_signal_into_an_active_run_and_skip_while_active():
     again = await agent.send_state_signal(browser(), resource_id=R, thread_id=T)
     assert again.skipped is True
     result = await finish(agent, wake.output)
-    assert [s.text for s in result.steps] == [
-        "echo: first", 'echo: <state id="browser" mode="snapshot" live="true">3 tabs</state>']
+    assert [s.text for s in result.steps] == ["echo: first", 'echo: <state live="true">3 tabs</state>']
     chunks = await collect(sub)
     echoes = [c for c in chunks if c["type"] == "data-signal"]
     assert len(echoes) == 1 and echoes[0]["data"]["type"] == "state" and echoes[0]["data"]["id"] == r.signal["id"]
 
 
-async def test_discarded_state_is_not_tracked():
+async def test_a_discarded_state_is_tracked_as_mastra_does():
+    """Mastra records the state on the thread before it routes the signal: a discard bumps it too."""
+    await create_thread()
     agent = make_agent()
     r = await agent.send_state_signal(browser(), resource_id=R, thread_id=T, if_idle={"behavior": "discard"})
     assert r.action == "discard"
-    assert await db(lambda: Thread.objects.filter(pk=T).exists()) is False
+    assert (await tracking())["browser"]["version"] == 1
+    assert await history(T) == []
     r2 = await agent.send_state_signal(browser(), resource_id=R, thread_id=T, **PERSIST)
-    assert r2.action == "persist" and (await tracking())["browser"]["version"] == 1
+    assert r2.skipped is True
 
 
-@pytest.mark.parametrize("state", [{"cache_key": "k"}, {"id": "b"}, {"id": "b", "cache_key": "k", "mode": "full"}])
-async def test_invalid_state_signal_stores_nothing(state):
+@pytest.mark.parametrize("state, message", [
+    ({"cache_key": "k"}, "state signal id is required"),
+    ({"id": "b"}, "state signal cacheKey is required"),
+    ({"id": "b", "cache_key": "k", "mode": "full"}, "mode must be 'snapshot' or 'delta'"),
+    ({"id": "b", "cache_key": "k", "transient": True}, "state signals cannot be transient"),
+])
+async def test_invalid_state_signal_stores_nothing(state, message):
+    await create_thread()
     agent = make_agent()
     with pytest.raises(SignalError) as info:
         await agent.send_state_signal(state, resource_id=R, thread_id=T)
-    assert info.value.code == "invalid_state_signal"
+    assert (str(info.value), info.value.code) == (message, "invalid_state_signal")
     assert await counts() == {"inputs": 0, "messages": 0, "events": 0, "leases": 0}
 
 
@@ -218,7 +307,7 @@ class BrowserState:
 
 
 def summary(signal: dict) -> tuple:
-    return signal["attributes"]["mode"], signal["contents"]
+    return signal["metadata"]["state"]["mode"], signal["contents"]
 
 
 async def run(agent, text):
@@ -239,7 +328,7 @@ async def test_state_processor_gets_snapshot_deltas_and_context_window():
 
     # run 1: nothing known yet
     r1 = await run(agent, "one")
-    assert r1.text == 'echo: one\necho: <state id="browser" mode="snapshot">tabs: 1</state>'
+    assert r1.text == 'echo: one\necho: <state>tabs: 1</state>'
     args = processor.calls[0]
     assert args["state_id"] == "browser" and args["step_number"] == 0
     assert (args["last_snapshot"], args["deltas_since_snapshot"], args["active_state_signals"],
@@ -247,17 +336,17 @@ async def test_state_processor_gets_snapshot_deltas_and_context_window():
 
     # run 2: the snapshot is in the window (last 3 messages: one, snapshot, answer)
     r2 = await run(agent, "two")
-    assert r2.text == 'echo: two\necho: <state id="browser" mode="delta">tabs: 2</state>'
+    assert r2.text == 'echo: two\necho: <state>tabs: 2</state>'
     args = processor.calls[1]
     assert summary(args["last_snapshot"]) == ("snapshot", "tabs: 1")
-    assert args["last_snapshot"]["metadata"]["state"]["value"] == {"tabs": 1}
+    assert args["last_snapshot"]["metadata"]["value"] == {"tabs": 1}
     assert args["deltas_since_snapshot"] == []
     assert [summary(s) for s in args["active_state_signals"]] == [("snapshot", "tabs: 1")]
     assert args["context_window"] == {"has_snapshot": True}
 
     # run 3: the window (two, delta, answer) lost the snapshot: it comes from the history
     r3 = await run(agent, "three")
-    assert r3.text == 'echo: three\necho: <state id="browser" mode="delta">tabs: 3</state>'
+    assert r3.text == 'echo: three\necho: <state>tabs: 3</state>'
     args = processor.calls[2]
     assert summary(args["last_snapshot"]) == ("snapshot", "tabs: 1")
     assert [summary(s) for s in args["deltas_since_snapshot"]] == [("delta", "tabs: 2")]
@@ -281,4 +370,4 @@ async def test_state_processor_is_asked_once_per_model_step():
     result = await run(agent, "/tool t {}")
     assert [c["step_number"] for c in processor.calls] == [0, 1]
     assert result.text == ('echo: tool t returned {"ok": true}\n'
-                           'echo: <state id="browser" mode="snapshot">after tool</state>')
+                           'echo: <state>after tool</state>')

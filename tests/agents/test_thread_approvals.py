@@ -125,12 +125,14 @@ async def test_other_agents_wake_is_blocked_while_suspended():
                  lambda: other.queue_message("hi", resource_id=R, thread_id=T),
                  lambda: other.send_signal({"type": "notification", "contents": "n"}, resource_id=R, thread_id=T)):
         b = await call()
-        assert b.action == "blocked" and b.run_id == r.run_id and b.output is None
+        assert (b.action, b.reason, b.run_id, b.output) == ("blocked", "thread-blocked", r.run_id, None)
+        assert b.to_dict() == {"accepted": True, "action": "blocked", "runId": r.run_id, "signal": b.signal,
+                               "reason": "thread-blocked"}
     after = await counts()
     assert (after["inputs"], after["messages"]) == (before["inputs"], before["messages"])
-    # discard by the other agent is still a discard
+    # the thread is idle for the other agent: its if_idle applies (a discard is still a discard)
     assert (await other.send_message("x", resource_id=R, thread_id=T,
-                                     if_active={"behavior": "discard"})).action == "discard"
+                                     if_idle={"behavior": "discard"})).action == "discard"
     held = await lease()
     assert (held.status, held.owner_run_id) == ("suspended", r.run_id)
     output = await agent.approve_tool_call(run_id=r.run_id, tool_call_id=call_id)

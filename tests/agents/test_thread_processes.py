@@ -11,7 +11,7 @@ Tests that need Redis take the ``redis_url`` fixture; the race against PostgreSQ
 ``postgres_db``. The others share the test database through ``db_url_for_subprocess`` (the SQLite
 test database is a file), so they run in both CI passes.
 
-The end of the module tests the lease functions of ``agents.coordination`` directly: compare-and-set
+The end of the module tests the lease functions of ``agents.threads`` directly: compare-and-set
 acquire, renew, release and transfer, and fencing of a stale owner.
 """
 
@@ -34,10 +34,13 @@ from django.db import connection
 from django.utils import timezone
 
 import thread_process_agents as support
-from agents import coordination
+from agents.threads.events import events_append, events_read
+from agents.threads.inputs import input_accept, inputs_drain
+from agents.threads.leases import lease_renew
+from agents.threads.runs import run_abort_request, run_finish, run_resume, run_suspend
 from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
 from agents.runtime.signal import message_to_signal
-from agents.runtime.threads import IF_ACTIVE, IF_IDLE, ThreadRuntime, _branch, set_thread_runtime, thread_key
+from agents.runtime.threads import ThreadRuntime, set_thread_runtime, thread_key
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -172,7 +175,8 @@ async def redis_runtime(redis_url: str, *, ttl_ms: int = 15_000):
     channels-redis layer of its own, installed on the running loop."""
     from channels_redis.core import RedisChannelLayer
 
-    from agents.coordination import ChannelLayerPubSub, DjangoThreadStore
+    from agents.threads.pubsub import ChannelLayerPubSub
+    from agents.threads.store import DjangoThreadStore
 
     # the workers' prefix (settings read MASTRA_CHANNEL_PREFIX, set per test run)
     layer = RedisChannelLayer(hosts=[redis_url], prefix=os.environ.get("MASTRA_CHANNEL_PREFIX", "mastra"))
@@ -397,7 +401,7 @@ async def test_a_subscriber_here_sees_the_chunks_of_a_run_in_another_process(spa
         assert {c["runId"] for c in chunks} == {first["run_id"]}
         assert sum(c["type"] == "text-delta" for c in chunks) == 40
         assert sub.active_run_id() is None
-        logged = await sync_to_async(coordination.read_events)(key=key, run_id=first["run_id"])
+        logged = await sync_to_async(events_read)(key=key, run_id=first["run_id"])
         assert json.loads(json.dumps(chunks)) == logged  # what was published is what the log holds
 
         # resume from the log after any seq: exactly the chunks after it
@@ -480,12 +484,17 @@ async def test_abort_thread_here_stops_the_run_in_another_process_and_queued_inp
 TTL_MS = 15_000
 
 
+#: the branches ``ThreadRuntime.send`` passes when a caller gives none
+DEFAULT_IF_ACTIVE = {"behavior": "deliver", "attributes": {}, "stream_options": None}
+DEFAULT_IF_IDLE = {"behavior": "wake", "attributes": {}, "stream_options": None}
+
+
 def accept(resource_id: str, thread_id: str, text: str, *, run_id: str | None = None, mode: str = "send",
            process: str = "p1", ttl_ms: int = TTL_MS) -> dict:
-    return coordination.accept_input(
+    return input_accept(
         key=thread_key(resource_id, thread_id), agent_id="worker", resource_id=resource_id, thread_id=thread_id,
-        signal=message_to_signal(text), mode=mode, if_active=_branch(None, IF_ACTIVE, "if_active"),
-        if_idle=_branch(None, IF_IDLE, "if_idle"), target_run_id=None, new_run_id=run_id or uuid.uuid4().hex,
+        signal=message_to_signal(text), mode=mode, if_active=DEFAULT_IF_ACTIVE,
+        if_idle=DEFAULT_IF_IDLE, target_run_id=None, new_run_id=run_id or uuid.uuid4().hex,
         stream_options={}, ttl_ms=ttl_ms, process_id=process, state=None)
 
 
@@ -500,7 +509,7 @@ def expire(resource_id: str, thread_id: str) -> None:
 
 def finish(resource_id: str, thread_id: str, run_id: str, token: int, *, next_run: str = "next") -> dict | None:
     """The next run's lease, or None when the thread was released (or the caller was fenced out)."""
-    return coordination.finish_run(key=thread_key(resource_id, thread_id), run_id=run_id, token=token, last_seq=0,
+    return run_finish(key=thread_key(resource_id, thread_id), run_id=run_id, token=token, last_seq=0,
                                    new_run_id=next_run, process_id="p1", ttl_ms=TTL_MS)["next"]
 
 
@@ -570,14 +579,14 @@ def test_renew_extends_the_lease_of_the_current_owner_only():
     accept(RID, "t-renew", "hi", run_id="r1", ttl_ms=1000)
     key = thread_key(RID, "t-renew")
     first_expiry = lease_of(RID, "t-renew").expires_at
-    assert coordination.renew_lease(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": False}
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": False}
     renewed = lease_of(RID, "t-renew").expires_at
     assert renewed > first_expiry
-    assert coordination.renew_lease(key=key, run_id="r1", token=2, ttl_ms=TTL_MS)["ok"] is False
-    assert coordination.renew_lease(key=key, run_id="other", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=key, run_id="r1", token=2, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=key, run_id="other", token=1, ttl_ms=TTL_MS)["ok"] is False
     assert lease_of(RID, "t-renew").expires_at == renewed
-    coordination.request_abort(key=key)
-    assert coordination.renew_lease(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": True}
+    run_abort_request(key=key)
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": True}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -589,7 +598,7 @@ def test_release_frees_the_thread_once_and_only_for_the_owner():
     lease = lease_of(RID, "t-release")
     assert (lease.owner_run_id, lease.status, lease.expires_at, lease.token) == (None, "idle", None, 1)
     assert finish(RID, "t-release", "r1", token=1) is None
-    assert coordination.renew_lease(key=lease.thread_key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=lease.thread_key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
     assert accept(RID, "t-release", "again", run_id="r2")["token"] == 2
 
 
@@ -616,15 +625,15 @@ def test_transfer_hands_the_lease_to_the_next_run_for_waiting_inputs():
 def test_suspend_and_resume_are_compare_and_set():
     accept(RID, "t-suspend", "hi", run_id="r1")
     key = thread_key(RID, "t-suspend")
-    coordination.suspend_run(key=key, run_id="r1", token=2, last_seq=0)
+    run_suspend(key=key, run_id="r1", token=2, last_seq=0)
     assert lease_of(RID, "t-suspend").status == "running"
-    coordination.suspend_run(key=key, run_id="r1", token=1, last_seq=0)
+    run_suspend(key=key, run_id="r1", token=1, last_seq=0)
     lease = lease_of(RID, "t-suspend")
     assert (lease.status, lease.expires_at) == ("suspended", None)
     assert accept(RID, "t-suspend", "while suspended")["action"] == "deliver"  # the thread stays held
-    resumed = coordination.resume_run(run_id="r1", process_id="p2", ttl_ms=TTL_MS)
+    resumed = run_resume(run_id="r1", process_id="p2", ttl_ms=TTL_MS)
     assert (resumed["run_id"], resumed["token"]) == ("r1", 2)
-    assert coordination.resume_run(run_id="r1", process_id="p3", ttl_ms=TTL_MS) is None
+    assert run_resume(run_id="r1", process_id="p3", ttl_ms=TTL_MS) is None
     assert lease_of(RID, "t-suspend").owner_process == "p2"
 
 
@@ -650,10 +659,10 @@ def taken_over(thread_id: str) -> tuple[str, dict]:
 def test_a_stale_owner_cannot_drain_inputs():
     key, _ = taken_over("t-fence-drain")
     accept(RID, "t-fence-drain", "for the new owner")
-    assert coordination.drain_inputs(key=key, run_id="r1", token=1) == []
-    assert coordination.drain_inputs(key=key, run_id="r2", token=1) == []
+    assert inputs_drain(key=key, run_id="r1", token=1) == []
+    assert inputs_drain(key=key, run_id="r2", token=1) == []
     assert ThreadInput.objects.get(signal__contents="for the new owner").status == "pending"
-    taken = coordination.drain_inputs(key=key, run_id="r2", token=2)
+    taken = inputs_drain(key=key, run_id="r2", token=2)
     assert [t["signal"]["contents"] for t in taken] == ["for the new owner"]
     assert ThreadInput.objects.get(signal__contents="for the new owner").consumed_by == "r2"
 
@@ -661,30 +670,30 @@ def test_a_stale_owner_cannot_drain_inputs():
 @pytest.mark.django_db(transaction=True)
 def test_a_stale_owner_cannot_append_events():
     key, lease = taken_over("t-fence-events")
-    assert coordination.append_events(key=key, token=1, events=[chunk(lease.last_seq + 1, "r1")]) is False
+    assert events_append(key=key, token=1, events=[chunk(lease.last_seq + 1, "r1")]) is False
     assert ThreadEvent.objects.filter(thread_key=key).count() == 0
     assert lease_of(RID, "t-fence-events").last_seq == lease.last_seq
-    assert coordination.append_events(key=key, token=2, events=[chunk(lease.last_seq + 1, "r2")]) is True
+    assert events_append(key=key, token=2, events=[chunk(lease.last_seq + 1, "r2")]) is True
     assert list(ThreadEvent.objects.filter(thread_key=key).values_list("run_id", flat=True)) == ["r2"]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_stale_owner_cannot_renew_finish_or_suspend():
     key, before = taken_over("t-fence-end")
-    assert coordination.renew_lease(key=key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
     answer = {"id": "stale-answer", "role": "assistant", "content": [{"type": "text", "text": "late"}],
               "createdAt": timezone.now().isoformat()}
     record = {"id": "r1", "agent_id": "worker", "resource_id": RID, "thread_id": "t-fence-end", "status": "completed",
               "finish_reason": "stop", "started_at": timezone.now().isoformat(),
               "finished_at": timezone.now().isoformat(), "steps": 1}
-    stale_end = coordination.finish_run(key=key, run_id="r1", token=1, last_seq=99, new_run_id="r3",
+    stale_end = run_finish(key=key, run_id="r1", token=1, last_seq=99, new_run_id="r3",
                                         process_id="p1", ttl_ms=TTL_MS, events=[chunk(before.last_seq + 1, "r1")],
                                         messages=[answer], record=record)
     assert stale_end == {"next": None, "events": [], "fenced": True}
     # its answer and its record are not written: the new owner answers the inputs it took
     assert not Message.objects.filter(message_id="stale-answer").exists()
     assert Run.objects.get(id="r1").status == "failed"
-    coordination.suspend_run(key=key, run_id="r1", token=1, last_seq=99, events=[chunk(before.last_seq + 1, "r1")])
+    run_suspend(key=key, run_id="r1", token=1, last_seq=99, events=[chunk(before.last_seq + 1, "r1")])
     after = lease_of(RID, "t-fence-end")
     assert (after.owner_run_id, after.token, after.status, after.last_seq, after.expires_at) == (
         "r2", 2, "running", before.last_seq, before.expires_at)

@@ -11,7 +11,7 @@ from agents.runtime.errors import SignalError
 from agents.runtime.output import AgentOutput
 from agents.runtime.testing import ScriptedModel, text_step
 from thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
-                            settle, texts_by_run, types, user_contents, wait_for_chunk, wait_idle)
+                            settle, starts, texts_by_run, types, user_contents, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -198,18 +198,43 @@ async def test_active_discard(sender):
     assert user_contents(await history(T)) == ["first"]
 
 
-async def test_other_agent_blocked_while_running():
+async def test_another_agents_input_is_accepted_behind_the_running_run():
+    """Mastra: another agent's running run does not block; the input runs under a new run id
+    once that run ends, as the sender's own idle wake (its ``if_idle`` applies)."""
+    agent, other = make_agent(gate=0), make_agent("other")
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    wake = await start_slow_run(agent)
+    r = await other.send_message("hi", resource_id=R, thread_id=T, if_idle={"attributes": {"from": "other"}},
+                                 if_active={"attributes": {"active": True}})
+    assert (r.action, r.output, r.reason) == ("deliver", None, None)
+    assert r.run_id not in (None, wake.run_id)
+    assert r.to_dict() == {"accepted": True, "action": "deliver", "runId": r.run_id, "signal": r.signal}
+    assert r.signal["attributes"] == {"from": "other"}
+    assert [(i["kind"], i["status"], i["run_id"], i["agent_id"]) for i in await inputs(T)][1:] == [
+        ("queue", "pending", r.run_id, "other")]
+    first = await finish(agent, wake.output)
+    assert [s.text for s in first.steps] == ["echo: first"]
+    chunks = await collect(sub, n=2)
+    assert starts(chunks) == [wake.run_id, r.run_id]
+    assert texts_by_run(chunks)[r.run_id] == 'echo: <user from="other">hi</user>'
+    await wait_idle(R, T)
+    assert user_contents(await history(T)) == ["first", '<user from="other">hi</user>']
+
+
+async def test_another_agents_persist_and_discard_while_running():
     agent, other = make_agent(gate=0), make_agent("other")
     wake = await start_slow_run(agent)
     before = await counts()
-    r = await other.send_message("hi", resource_id=R, thread_id=T)
-    assert r.action == "blocked" and r.run_id == wake.run_id and r.output is None
+    d = await other.send_message("x", resource_id=R, thread_id=T, if_idle={"behavior": "discard"})
+    assert (d.action, d.run_id) == ("discard", None)
     after = await counts()
     assert (after["inputs"], after["messages"]) == (before["inputs"], before["messages"])
     # persist is not a run: another agent may still store into the thread's history
-    p = await other.send_message("note", resource_id=R, thread_id=T, if_active={"behavior": "persist"})
-    assert p.action == "persist"
+    p = await other.send_message("note", resource_id=R, thread_id=T, if_idle={"behavior": "persist"})
+    assert (p.action, p.run_id) == ("persist", None)
     await finish(agent, wake.output)
+    await wait_idle(R, T)
+    assert user_contents(await history(T)) == ["first", "note"]
 
 
 # -- attributes per branch -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from agents.models import Message, ThreadInput
+from agents.models import Message, Run, ThreadInput
 from agents.runtime import Agent
 from agents.runtime.errors import AgentConfigError, NotificationError, SignalError
 from agents.runtime.notifications import NotificationDecision
@@ -277,19 +277,17 @@ async def test_bad_targets_and_options_are_refused_before_storing(make_agent):
     assert await NotificationRecord.objects.acount() == 0
 
 
-async def test_a_thread_held_by_another_agent_gets_the_notification_once_it_is_free(make_agent, make_busy, settle):
-    from inbox.dispatcher import dispatch_due_notifications
-
+async def test_a_thread_run_by_another_agent_takes_the_notification_after_that_run(make_agent, make_busy, settle):
+    """Mastra: another agent's running run does not block; the notification is accepted behind it
+    (``deliver`` under a new run id) and runs once that run ends."""
     owner = make_agent("owner", delay_ms=100)
     notifier = make_agent("notifier")
     busy = await make_busy(owner, "u1", "t1")
     result = await notifier.send_notification_signal({**CI, "priority": "urgent"}, resource_id="u1", thread_id="t1")
     stored = await row(result.record["id"])
-    assert result.action == "blocked" and result.record["status"] == "pending"
-    assert stored.deliver_at is not None and stored.next_due_at == stored.deliver_at + timedelta(seconds=15)
-    assert stored.delivery_attempts == 0  # not a failure: the thread was busy
+    assert result.action == "deliver" and result.run_id not in (None, busy.run_id)
+    assert (result.record["status"], stored.status, stored.delivery_attempts) == ("delivered", "delivered", 0)
     await busy.output.get_full_output()
     await settle()
-    stats = await dispatch_due_notifications(now=stored.next_due_at, agent_lookup=lambda agent_id: notifier)
-    await settle()
-    assert stats["delivered"] == 1 and (await row(stored.id)).status == "delivered"
+    queued = await Run.objects.aget(id=result.run_id)
+    assert (queued.agent_id, queued.status) == ("notifier", "completed")

@@ -1,0 +1,48 @@
+"""Whether a thread is active: the one rule for "does a run hold this thread now".
+
+A thread is active while its lease names an owner run and that run is either suspended (on a tool
+approval: no expiry, the thread stays held) or running with an unexpired lease. An expired lease
+means its owner died: the thread is idle and the next wake (or recovery) reclaims it.
+Every module of ``agents`` that asks the question asks it here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from agents.models import ThreadLease
+
+
+def lease_is_active(lease: ThreadLease, now: datetime) -> bool:
+    """Whether ``lease`` (a row, locked or not) holds its thread at ``now``."""
+    if not lease.owner_run_id:
+        return False
+    if lease.status == ThreadLease.Status.SUSPENDED:
+        return True
+    return lease.expires_at is not None and lease.expires_at > now
+
+
+def lease_state(lease: ThreadLease, now: datetime) -> dict:
+    """``{"active_run_id", "status", "agent_id", "last_seq"}`` of a lease row (``status`` is
+    ``idle`` when the thread is not active, whatever the row says)."""
+    active = lease_is_active(lease, now)
+    return {"active_run_id": lease.owner_run_id if active else None, "status": lease.status if active else "idle",
+            "agent_id": lease.agent_id, "last_seq": lease.last_seq}
+
+
+def thread_state_get(*, key: str) -> dict | None:
+    """The thread's state (:func:`lease_state`), or None when no input ever reached it."""
+    lease = ThreadLease.objects.select_row({"thread_key": key})
+    return None if lease is None else lease_state(lease, timezone.now())
+
+
+def thread_states_get(*, keys: set[str] | list[str]) -> dict[str, dict | None]:
+    """:func:`thread_state_get` for several threads in one query (read-only)."""
+    if not keys:
+        return {}
+    now = timezone.now()
+    leases = {lease.thread_key: lease for lease in ThreadLease.objects.filter(thread_key__in=sorted(keys))}
+    return {key: (lease_state(leases[key], now) if key in leases else None) for key in keys}
+

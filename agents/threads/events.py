@@ -1,0 +1,68 @@
+"""The thread's event log (invariant 3): every chunk with its per-thread ``seq``.
+
+Subscribers resume from the log; the channel layer only wakes them. Old events are pruned past
+:data:`EVENT_RETENTION`; a subscriber further behind gets a snapshot of the thread's messages first.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from agents.models import Message, ThreadEvent, ThreadLease
+
+from .leases import lease_lock
+
+#: events kept per thread for resumable subscriptions; older ones are pruned
+EVENT_RETENTION = 2000
+
+
+def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
+    """Write ``chunks`` (numbered already) under the lease the caller locked; ``lease.last_seq``
+    follows (the caller saves the lease)."""
+    ThreadEvent.objects.insert_rows([{"thread_key": lease.thread_key, "seq": c["seq"], "run_id": c.get("runId") or "",
+                              "chunk": c} for c in chunks])
+    lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
+    if lease.last_seq % 200 < len(chunks):  # prune now and then, not on every write
+        ThreadEvent.objects.filter(thread_key=lease.thread_key, seq__lte=lease.last_seq - EVENT_RETENTION).delete()
+
+
+def events_number(lease: ThreadLease, chunks: list[dict]) -> list[dict]:
+    """Give ``chunks`` the thread's next sequence numbers (in place) and return them."""
+    for offset, chunk in enumerate(chunks, start=1):
+        chunk["seq"] = lease.last_seq + offset
+    return chunks
+
+
+def events_append(*, key: str, token: int, events: list[dict]) -> bool:
+    """Write the owner's buffered chunks, fenced by ``token``. False: the writer lost the lease."""
+    with transaction.atomic():
+        lease = lease_lock(key)
+        if lease is None or lease.token != token:
+            return False
+        events_append_locked(lease, events)
+        ThreadLease.objects.update_rows({"thread_key": key}, {"last_seq": lease.last_seq})
+        return True
+
+
+def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
+    """The logged chunks after ``after_seq`` (preceded by a snapshot when some were pruned), or
+    those of ``run_id``, in ``seq`` order."""
+    rows = ThreadEvent.objects.filter(thread_key=key)
+    if after_seq is not None:
+        rows = rows.filter(seq__gt=after_seq)
+        first = ThreadEvent.objects.filter(thread_key=key).order_by("seq").values_list("seq", flat=True).first()
+        if first is not None and first > after_seq + 1:
+            lease = ThreadLease.objects.filter(thread_key=key).first()
+            snapshot = thread_snapshot(lease, first - 1) if lease else None
+            return ([snapshot] if snapshot else []) + [e.chunk for e in rows.order_by("seq")]
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    return [e.chunk for e in rows.order_by("seq")]
+
+
+def thread_snapshot(lease: ThreadLease, seq: int) -> dict:
+    """Past the retention window: the thread's messages as one ``data-thread-snapshot`` chunk."""
+    messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id, resource_id=lease.resource_id)]
+    return {"type": "data-thread-snapshot", "runId": None, "from": "AGENT", "seq": seq,
+            "data": {"threadId": lease.thread_id, "resourceId": lease.resource_id, "messages": messages},
+            "transient": True}

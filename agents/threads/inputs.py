@@ -1,0 +1,197 @@
+"""Thread inputs (invariant 1): the decision for each input, stored in one transaction, and the
+waiting inputs a run drains.
+
+:func:`input_accept` is DESIGN §4's table: on an active thread ``deliver`` (into the owner's next
+step), ``queue`` (a run of its own after the owner's), ``persist`` or ``discard``; on an idle one
+``wake`` (take the lease, start a run), ``persist`` or ``discard``. A thread held by another
+agent's run is idle for the sender, as in Mastra: its wake is accepted behind that run (``deliver``
+with a new run id) unless the run is suspended, which blocks it (``blocked``, reason
+``thread-blocked``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from agents.runtime.errors import SignalError
+from agents.runtime.signal import echo_chunk, render_content, render_signal
+from agents.store import thread_prepare_locked, thread_row_get, time_parse
+
+from .activity import lease_is_active
+from .events import events_append_locked, events_number
+from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
+                     lease_to_dict)
+from .state import state_signal_record
+
+#: Mastra's reason for a wake refused by a suspended run of another agent
+THREAD_BLOCKED = "thread-blocked"
+
+
+def input_persist_history(lease: ThreadLease, signal: dict) -> None:
+    """Write an input straight into the thread's history (behavior ``persist``)."""
+    thread = Thread.objects.filter(pk=lease.thread_id).first()
+    if thread is None:
+        Thread.objects.create(id=lease.thread_id, resource_id=lease.resource_id)
+    message = render_signal(signal)
+    Message.objects.get_or_create(message_id=message["id"], defaults={
+        "thread_id": lease.thread_id, "resource_id": lease.resource_id, "role": "user", "type": "signal",
+        "content": message["content"], "metadata": message.get("metadata") or {},
+        "created_at": time_parse(signal.get("createdAt")),
+    })
+
+
+def inputs_mark_consumed(rows: list[ThreadInput], run_id: str, now: datetime) -> None:
+    ThreadInput.objects.update_rows({"id": [r.pk for r in rows]},
+               {"status": ThreadInput.Status.CONSUMED, "consumed_by": run_id, "consumed_at": now})
+
+
+def inputs_take_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
+    """Mark waiting deliver inputs as consumed by the lease's run; return their signals in order."""
+    kinds = [ThreadInput.Kind.DELIVER] + ([ThreadInput.Kind.QUEUE] if include_queue else [])
+    rows = ThreadInput.objects.select_rows({"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING,
+                                    "kind": kinds}, order_by=("id",))
+    if not rows:
+        return []
+    inputs_mark_consumed(rows, lease.owner_run_id, timezone.now())
+    return [r.signal for r in rows]
+
+
+def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None, signal: dict,
+                 mode: str, if_active: dict, if_idle: dict, target_run_id: str | None, new_run_id: str,
+                 stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                 prepare: dict | None = None) -> dict:
+    """Decide what happens to one input and store it, in one transaction (DESIGN §4 table).
+
+    Returns ``{"action", "key", "signal", "resource_id", "thread_id", ...}``: ``run_id`` for
+    ``wake`` and ``deliver`` (a new one for a queued input), ``reason`` for ``blocked``, ``events``
+    for an idle ``persist``, the lease (:func:`lease_to_dict`) for ``wake``. ``state``
+    (``{"id", "cache_key", "mode"}``) makes it a state signal: the thread must exist, and a state
+    that is current is ``skipped``. With ``prepare`` (``{"last_messages", "read_only"}``), a wake
+    also prepares the thread's memory for the run it starts, in the same transaction:
+    ``"prepared"`` is ``(thread, history)`` as ``MemoryStore.prepare_thread`` returns it."""
+    now = timezone.now()
+    with transaction.atomic():
+        if key is None:
+            lease = lease_lock_by_run(target_run_id)
+            if lease is None or not lease_is_active(lease, now):
+                raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
+                                  "idle thread", code="unknown_run")
+            key, resource_id, thread_id = lease.thread_key, lease.resource_id, lease.thread_id
+        else:
+            lease = lease_lock_or_create(key, resource_id=resource_id, thread_id=thread_id)
+        thread = thread_row_get(thread_id)
+        if thread is not None and thread.resource_id != resource_id:
+            raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
+        held = lease_is_active(lease, now)
+        # a run of another agent holds the thread: for this agent the thread is idle (Mastra)
+        elsewhere = held and bool(lease.agent_id) and lease.agent_id != agent_id
+        active = held and not elsewhere
+        branch = if_active if active else if_idle
+        accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
+                    "acceptedAt": now.isoformat()}
+        if state is not None:
+            if thread is None:
+                raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
+            thread = Thread.objects.select_for_update().get(pk=thread_id)  # its metadata changes
+            recorded = state_signal_record(thread, state=state, signal=accepted, now=now)
+            if recorded is None:
+                return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
+                        "action": "skipped"}
+            accepted = recorded
+        base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
+        behavior = branch["behavior"]
+        if behavior == "discard":
+            return {**base, "action": "discard"}
+        # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
+        # of the attributes, the rendered string does
+        stored = {**accepted, "rendered": render_content(accepted)}
+        common = {"input_id": accepted["id"], "thread_key": key, "agent_id": agent_id, "resource_id": resource_id,
+                  "thread_id": thread_id, "signal": stored}
+        if held and behavior == "persist":
+            # stored now as an input; the owner writes it into the history where it belongs in
+            # the run's order (at its next step boundary, or when the run ends)
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
+            return {**base, "action": "persist"}
+        if elsewhere:
+            if lease.status == ThreadLease.Status.SUSPENDED:
+                return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease.owner_run_id}
+            # accepted behind the other agent's run: a run of its own once that one ends
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
+                                      "stream_options": stream_options}])
+            return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
+        if active:
+            if mode == "queue":
+                ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
+                                          "stream_options": stream_options}])
+                return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
+            return {**base, "action": "deliver", "run_id": lease.owner_run_id}
+        if behavior == "persist":
+            input_persist_history(lease, accepted)
+            synthetic = new_run_id
+            chunks = events_number(lease, [
+                {"type": "start", "runId": synthetic, "from": "AGENT", "payload": {}},
+                echo_chunk(accepted, synthetic),
+                {"type": "finish", "runId": synthetic, "from": "AGENT",
+                 "payload": {"stepResult": {"reason": "stop"}, "output": {"usage": {
+                     "inputTokens": 0, "outputTokens": 0, "totalTokens": 0}}}},
+            ])
+            events_append_locked(lease, chunks)
+            lease_save(lease)
+            return {**base, "action": "persist", "events": chunks}
+        # idle + wake: take the lease; inputs a dead owner left behind run first, in order
+        if lease.owner_run_id:
+            lease_reclaim(lease, now)
+        never_run = lease.token == 0  # no inputs wait on a thread that never ran: only an active one queues
+        lease_take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
+        lease_save(lease)
+        leftovers = [] if never_run else inputs_take_for_run(lease, include_queue=False)
+        ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
+                                  "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
+                                  "consumed_at": now, "stream_options": stream_options}])
+        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
+                          "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
+        woken = {**base, **lease_to_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
+                 "run_id": new_run_id}
+        if prepare is not None:
+            woken["prepared"] = thread_prepare_locked(thread, resource_id=resource_id, thread_id=thread_id,
+                                                      **prepare)
+        return woken
+
+
+def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
+    """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order,
+    marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
+    waiting = {"thread_key": key, "status": ThreadInput.Status.PENDING,
+               "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
+    if not ThreadInput.objects.row_exists(waiting):
+        # the usual answer, read without a write transaction; an input stored just after this is
+        # taken at the next step boundary or handed to the next run by run_finish
+        return []
+    with transaction.atomic():
+        lease = lease_lock(key)  # the lease first, as everywhere
+        if lease is None or lease.owner_run_id != run_id or lease.token != token:
+            return []
+        rows = ThreadInput.objects.select_rows(waiting, order_by=("id",), for_update=True)
+        if not rows:
+            return []
+        inputs_mark_consumed(rows, run_id, timezone.now())
+        return [{"kind": r.kind, "signal": r.signal} for r in rows]
+
+
+def queued_inputs_list(*, key: str) -> list[dict]:
+    """Inputs waiting for a run of the thread (not the echoes), oldest first."""
+    rows = ThreadInput.objects.filter(thread_key=key, status=ThreadInput.Status.PENDING).exclude(
+        kind=ThreadInput.Kind.ECHO).order_by("id")
+    return [{"id": r.input_id, "kind": r.kind, "runId": r.run_id, "agentId": r.agent_id, "signal": r.signal,
+             "createdAt": r.created_at.isoformat()} for r in rows]
+
+
+def queued_inputs_cancel(*, ids: list[str]) -> int:
+    """Cancel waiting inputs by id; returns how many were still waiting."""
+    return ThreadInput.objects.filter(input_id__in=ids, status=ThreadInput.Status.PENDING).exclude(
+        kind=ThreadInput.Kind.ECHO).update(status=ThreadInput.Status.CANCELLED)

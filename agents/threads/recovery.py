@@ -1,0 +1,50 @@
+"""Recovery: threads whose owner died (expired lease) or that have waiting inputs and no owner.
+
+The inputs a dead owner took but never saved wait again, ahead of later ones; its run is marked
+failed (``leases.lease_reclaim``); the lease goes to a new run of this process.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import ThreadInput, ThreadLease
+
+from .activity import lease_is_active
+from .leases import lease_reclaim
+from .runs import run_next_start
+
+
+def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                    agent_ids: list[str] | None = None) -> list[dict]:
+    """Take over threads whose owner's lease expired, or idle threads with waiting inputs.
+
+    Only threads of ``agent_ids`` (the agents this process can run; None: any) are taken, so that a
+    process never holds a lease it cannot serve. Each returned lease dict also has the ``events``
+    written for inputs persisted during the dead run."""
+    now = timezone.now()
+    leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=now)
+    inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING).exclude(kind=ThreadInput.Kind.ECHO)
+    if agent_ids is not None:
+        leases = leases.filter(agent_id__in=agent_ids)
+        inputs = inputs.filter(agent_id__in=agent_ids)
+    expired = list(leases.values_list("thread_key", flat=True))
+    waiting = list(inputs.values_list("thread_key", flat=True).distinct())
+    started = []
+    for key in dict.fromkeys(expired + waiting):
+        with transaction.atomic():
+            lease = ThreadLease.objects.select_for_update().filter(thread_key=key).first()
+            if lease is None or lease_is_active(lease, now):
+                continue
+            if lease.owner_run_id:
+                lease_reclaim(lease, now)
+            echoes: list[dict] = []
+            nxt = run_next_start(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms, now=now,
+                                 events=echoes)
+            if nxt is not None:
+                nxt["events"] = echoes
+                started.append(nxt)
+    return started

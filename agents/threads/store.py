@@ -1,0 +1,96 @@
+"""``DjangoThreadStore``: the runtime's ``ThreadStore`` protocol (``agents.runtime.threads``) on the ORM.
+
+Each method runs one service of this package (one transaction) in Django's worker thread through its
+async twin (``agents.connections.async_twin``: Channels' ``database_sync_to_async`` with persistent
+connections), with the protocol's exact keyword parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agents.connections import async_twin
+
+from .activity import thread_state_get
+from .events import events_append, events_read
+from .inputs import input_accept, inputs_drain, queued_inputs_cancel, queued_inputs_list
+from .leases import lease_renew
+from .recovery import threads_recover
+from .runs import run_abort_request, run_finish, run_resume, run_suspend
+
+ainput_accept = async_twin(input_accept)
+ainputs_drain = async_twin(inputs_drain)
+arun_finish = async_twin(run_finish)
+alease_renew = async_twin(lease_renew)
+aevents_append = async_twin(events_append)
+aevents_read = async_twin(events_read)
+athread_state_get = async_twin(thread_state_get)
+arun_abort_request = async_twin(run_abort_request)
+arun_suspend = async_twin(run_suspend)
+arun_resume = async_twin(run_resume)
+athreads_recover = async_twin(threads_recover)
+aqueued_inputs_list = async_twin(queued_inputs_list)
+aqueued_inputs_cancel = async_twin(queued_inputs_cancel)
+
+
+class DjangoThreadStore:
+    """``ThreadStore`` on the ORM (see ``agents.runtime.threads.ThreadStore`` for each method)."""
+
+    def prepares_memory_of(self, memory_store: Any) -> bool:
+        """Whether a wake can prepare ``memory_store``'s thread and history in its own transaction
+        (the same database), sparing the run a separate read."""
+        from agents.store import DjangoStore
+
+        return isinstance(memory_store, DjangoStore)
+
+    async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
+                     signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
+                     new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                     prepare: dict | None) -> dict:
+        return await ainput_accept(
+            key=key, agent_id=agent_id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
+            if_active=if_active, if_idle=if_idle, target_run_id=target_run_id, new_run_id=new_run_id,
+            stream_options=stream_options, ttl_ms=ttl_ms, process_id=process_id, state=state, prepare=prepare)
+
+    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+        return await ainputs_drain(key=key, run_id=run_id, token=token)
+
+    async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
+                     ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
+                     record: dict | None = None) -> dict:
+        return await arun_finish(key=key, run_id=run_id, token=token, last_seq=last_seq, new_run_id=new_run_id,
+                                 process_id=process_id, ttl_ms=ttl_ms, events=events, messages=messages,
+                                 record=record)
+
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+        return await alease_renew(key=key, run_id=run_id, token=token, ttl_ms=ttl_ms)
+
+    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
+        return await aevents_append(key=key, token=token, events=events)
+
+    async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
+        return await aevents_read(key=key, after_seq=after_seq, run_id=run_id)
+
+    async def thread_state(self, *, key: str) -> dict | None:
+        return await athread_state_get(key=key)
+
+    async def request_abort(self, *, key: str) -> dict | None:
+        return await arun_abort_request(key=key)
+
+    async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
+                      events: list[dict] | None = None) -> None:
+        await arun_suspend(key=key, run_id=run_id, token=token, last_seq=last_seq, events=events)
+
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+        return await arun_resume(run_id=run_id, process_id=process_id, ttl_ms=ttl_ms)
+
+    async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                      agent_ids: list[str] | None = None) -> list[dict]:
+        return await athreads_recover(process_id=process_id, ttl_ms=ttl_ms, new_run_id=new_run_id,
+                                      agent_ids=agent_ids)
+
+    async def list_queued(self, *, key: str) -> list[dict]:
+        return await aqueued_inputs_list(key=key)
+
+    async def cancel_queued(self, *, ids: list[str]) -> int:
+        return await aqueued_inputs_cancel(ids=ids)

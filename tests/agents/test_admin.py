@@ -1,0 +1,79 @@
+"""The agents admin: runtime state read-only, changed only by actions that call the thread services."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.models import Run, Thread, ThreadInput, ThreadLease, ToolApproval
+from agents.runtime.threads import thread_key
+
+pytestmark = pytest.mark.django_db
+
+
+def held_thread(status: str = "running") -> ThreadLease:
+    now = timezone.now()
+    Thread.objects.create(id="t1", resource_id="u1")
+    Run.objects.create(id="run-1", agent_id="bot", resource_id="u1", thread_id="t1", started_at=now,
+                       status="suspended" if status == "suspended" else "running")
+    return ThreadLease.objects.create(thread_key=thread_key("u1", "t1"), resource_id="u1", thread_id="t1",
+                                      agent_id="bot", owner_run_id="run-1", status=status, token=3,
+                                      expires_at=None if status == "suspended" else now + timedelta(seconds=15))
+
+
+def test_the_lease_page_shows_runtime_state_with_links_and_no_inputs(admin_client):
+    lease = held_thread()
+    page = admin_client.get(reverse("admin:agents_threadlease_change", args=[lease.pk])).content.decode()
+    assert f'<a href="{reverse("admin:agents_run_change", args=["run-1"])}">run-1</a>' in page
+    assert f'<a href="{reverse("admin:agents_thread_change", args=["t1"])}">t1</a>' in page
+    assert 'name="token"' not in page and 'name="owner_run_id"' not in page and 'name="status"' not in page
+    listing = admin_client.get(reverse("admin:agents_threadlease_changelist")).content.decode()
+    assert "run-1" in listing
+
+
+def test_the_thread_page_shows_its_lease(admin_client):
+    held_thread(status="suspended")
+    page = admin_client.get(reverse("admin:agents_thread_change", args=["t1"])).content.decode()
+    assert "suspended" in page and f'{reverse("admin:agents_run_change", args=["run-1"])}' in page
+    assert 'name="metadata"' not in page
+
+
+@pytest.mark.parametrize("model", ["threadlease", "threadinput", "threadevent", "run", "toolapproval"])
+def test_runtime_rows_cannot_be_added_or_deleted_by_hand(admin_client, model):
+    assert admin_client.get(reverse(f"admin:agents_{model}_add")).status_code == 403
+    page = admin_client.get(reverse(f"admin:agents_{model}_changelist")).content.decode()
+    assert "delete_selected" not in page
+
+
+def test_the_abort_action_ends_a_suspended_run_through_the_service(admin_client):
+    lease = held_thread(status="suspended")
+    ToolApproval.objects.create(run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h",
+                                state={})
+    response = admin_client.post(reverse("admin:agents_threadlease_changelist"),
+                                 {"action": "abort_runs", "_selected_action": [lease.pk]}, follow=True)
+    assert "1 run(s) asked to abort." in response.content.decode()
+    lease.refresh_from_db()
+    assert (lease.status, lease.owner_run_id) == ("idle", None)
+    assert Run.objects.get(id="run-1").status == "aborted"
+    assert ToolApproval.objects.get(run_id="run-1").status == "declined"
+
+
+def test_the_abort_action_flags_a_running_run(admin_client):
+    lease = held_thread()
+    response = admin_client.post(reverse("admin:agents_threadlease_changelist"),
+                                 {"action": "abort_runs", "_selected_action": [lease.pk]}, follow=True)
+    assert "1 run(s) asked to abort." in response.content.decode()
+    lease.refresh_from_db()
+    assert (lease.status, lease.owner_run_id, lease.abort_requested) == ("running", "run-1", True)
+
+
+def test_the_cancel_action_cancels_only_waiting_inputs(admin_client):
+    key = thread_key("u1", "t1")
+    rows = [ThreadInput.objects.create(input_id=f"i{n}", thread_key=key, agent_id="bot", resource_id="u1",
+                                       thread_id="t1", kind=kind, status=status, signal={})
+            for n, (kind, status) in enumerate([("queue", "pending"), ("deliver", "consumed"), ("echo", "pending")])]
+    response = admin_client.post(reverse("admin:agents_threadinput_changelist"),
+                                 {"action": "cancel_inputs", "_selected_action": [r.pk for r in rows]}, follow=True)
+    assert "1 input(s) cancelled." in response.content.decode()
+    assert [r.status for r in ThreadInput.objects.order_by("id")] == ["cancelled", "consumed", "pending"]
