@@ -16,7 +16,7 @@ from .errors import AgentConfigError, RequestContextError
 from .run import Run, ThreadHooks, maybe_await
 from .memory import BaseMemory
 from .messages import new_id, normalize_messages, now_iso, system_messages, text_of
-from .options import snake_keys, validate_hooks, validate_options
+from .options import check_agent_keywords, snake_keys, validate_hooks, validate_options
 from .output import AgentOutput
 from .providers.router import resolve_model
 from .results import GenerateResult
@@ -26,6 +26,10 @@ from .tools import Schema, Tool, ToolValidationError, create_tool
 logger = logging.getLogger(__name__)
 
 EDITOR_KEYS = ("instructions", "tools")
+#: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
+AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
+                 "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
+                 "request_context_schema", "notifications", "editor")
 _NO_EMIT = None
 
 
@@ -63,7 +67,9 @@ class Agent:
                  description: str | None = None, metadata: Any = None, tools: Any = None, hooks: dict | None = None,
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
-                 request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None):
+                 request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
+                 **unknown: Any):
+        check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
         self.id = id
