@@ -27,7 +27,7 @@ async def finalize(run: Any) -> GenerateResult:
             await structured.structure(run, "".join(s.text for s in run.steps[-1:]))
         except StructuredOutputError as exc:
             await run.finish_error(exc)
-    if run.finish_reason != "suspended":
+    if run.output_processors and run.finish_reason != "suspended":
         text = await _output_processors(run, text)
     settle = run.hooks.settle if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")

@@ -84,10 +84,6 @@ class Run:
         if suspended_state is not None:
             suspended.load_state(self, suspended_state)
 
-    @property
-    def is_thread_run(self) -> bool:
-        return self.hooks is not None
-
     # -- chunks -------------------------------------------------------------------------------
     def chunk(self, type_: str, payload: dict | None = None) -> dict:
         return {"type": type_, "runId": self.run_id, "from": FROM, "payload": payload if payload is not None else {}}

@@ -121,7 +121,7 @@ async def _stream(run: Any, model: Any, request: ModelRequest, step_number: int)
     calls: list[dict] = []
     finish = {"finish_reason": "other", "usage": None}
     # a thread's stream carries no ``response-metadata`` (as Mastra's); the step keeps it
-    metadata_chunk = not run.is_thread_run
+    metadata_chunk = run.hooks is None
     async for event in model.stream(request):
         kind = event["type"]
         if kind == "text-delta":
