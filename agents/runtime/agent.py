@@ -13,10 +13,10 @@ from typing import Any, Callable
 
 from .abort import AbortSignal
 from .errors import AgentConfigError, RequestContextError
-from .loop import Run, maybe_await
+from .run import Run, ThreadHooks, maybe_await
 from .memory import BaseMemory
 from .messages import new_id, normalize_messages, now_iso, system_messages, text_of
-from .options import snake_keys, validate_hooks, validate_options
+from .options import check_agent_keywords, snake_keys, validate_hooks, validate_options
 from .output import AgentOutput
 from .providers.router import resolve_model
 from .results import GenerateResult
@@ -26,6 +26,10 @@ from .tools import Schema, Tool, ToolValidationError, create_tool
 logger = logging.getLogger(__name__)
 
 EDITOR_KEYS = ("instructions", "tools")
+#: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
+AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
+                 "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
+                 "request_context_schema", "notifications", "editor")
 _NO_EMIT = None
 
 
@@ -63,7 +67,9 @@ class Agent:
                  description: str | None = None, metadata: Any = None, tools: Any = None, hooks: dict | None = None,
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
-                 request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None):
+                 request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
+                 **unknown: Any):
+        check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
         self.id = id
@@ -198,9 +204,17 @@ class Agent:
         return validate_options(merged)
 
     async def _build_run(self, messages: Any, options: dict, emit: Callable, *, run_id: str | None = None,
-                         prepared: tuple | None = None) -> Run:
+                         prepared: tuple | None = None, hooks: ThreadHooks | None = None) -> Run:
         """The run for one call. ``prepared`` is the memory's ``(thread, history)`` when the caller
-        already read them (a thread wake reads them in its own transaction)."""
+        already read them (a thread wake reads them in its own transaction); ``hooks`` makes it a
+        thread run."""
+        return Run(**await self._run_parts(messages, options, run_id=run_id, prepared=prepared), emit=emit,
+                   hooks=hooks)
+
+    async def _run_parts(self, messages: Any, options: dict, *, run_id: str | None = None,
+                         prepared: tuple | None = None) -> dict:
+        """Everything a :class:`Run` is built from but its ``emit`` and thread hooks. All the checks
+        of a call happen here (building the run itself then cannot fail)."""
         request_context = options.get("request_context") or {}
         if self.request_context_schema is not None:
             try:
@@ -263,11 +277,11 @@ class Agent:
         if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
             raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
         descriptions = dict(self._overrides.get("tool_descriptions") or {})
-        return Run(
+        return dict(
             agent=self, run_id=run_id or options.get("run_id") or new_id(), model=model, system=system,
             messages=[_strip(m) for m in remembered] + context + [_strip(m) for m in input_messages],
             input_messages=input_messages, tools=tools, tool_descriptions=descriptions, options=options,
-            emit=emit, memory=memory, remembered=remembered, abort_signal=abort_signal,
+            memory=memory, remembered=remembered, abort_signal=abort_signal,
             request_context=request_context, run_store=get_run_store(),
             # a call's processors replace the agent's, also when the list is empty (Mastra's ``??``)
             input_processors=list(options["input_processors"] if options.get("input_processors") is not None
@@ -349,7 +363,9 @@ class Agent:
         return AgentOutput(run.run_id, start, on_chunk=on_chunk)
 
     # -- tool approval ------------------------------------------------------------------------
-    async def _resume(self, run_id: str, tool_call_id: str, decision: str, options: dict, emit: Callable) -> Run:
+    async def _resume_parts(self, run_id: str, tool_call_id: str, decision: str, options: dict) -> dict:
+        """Claim the suspended run and return what its continuation is built from (its stored state
+        with ``decision`` for the call, its memory and the merged options)."""
         if not isinstance(run_id, str) or not isinstance(tool_call_id, str):
             raise AgentConfigError("run_id", "run_id and tool_call_id must be strings")
         state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision)
@@ -357,14 +373,13 @@ class Agent:
         merged = await self._options({**stored, **snake_keys(options)})
         merged["request_context"] = merged.get("request_context") or state.get("request_context") or {}
         mem = state.get("memory")
-        run = await self._build_run(None, merged, emit, run_id=run_id)
+        parts = await self._run_parts(None, merged, run_id=run_id)
         if mem:
             if self.memory is None:
                 raise AgentConfigError("memory", f"agent {self.id!r} has no memory to resume thread runs")
-            run.memory = {**mem, "store": self.memory.store}
-        run.load_state(state)
-        run.decisions[tool_call_id] = decision
-        return run
+            parts["memory"] = {**mem, "store": self.memory.store}
+        parts["suspended_state"] = {**state, "decisions": {**state["decisions"], tool_call_id: decision}}
+        return parts
 
     async def approve_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
         """Execute the pending tool call of a suspended run and continue it (streaming)."""
@@ -385,11 +400,14 @@ class Agent:
     async def _resume_output(self, run_id: str, tool_call_id: str, decision: str, options: dict) -> AgentOutput:
         """Claim the suspended run and continue it. A thread run continues under the thread's lease
         (its chunks reach the thread's subscribers); any other run continues here."""
-        holder: dict = {}
-        run = await self._resume(run_id, tool_call_id, decision, options, lambda chunk: holder["emit"](chunk))
+        parts = await self._resume_parts(run_id, tool_call_id, decision, options)
         user_on_chunk = snake_keys(options).get("on_chunk")
 
-        def make(thread_emit: Callable | None, finalize: Callable | None = None) -> AgentOutput:
+        def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,
+                 finalize: Callable | None = None) -> AgentOutput:
+            holder: dict = {}
+            run = Run(**parts, emit=lambda chunk: holder["emit"](chunk), hooks=hooks)
+
             def on_chunk(chunk: dict) -> Any:
                 if thread_emit is not None:
                     thread_emit(chunk)
@@ -404,11 +422,11 @@ class Agent:
 
             return AgentOutput(run_id, start, on_chunk=on_chunk)
 
-        if run.memory is not None and self.memory is not None:
+        if parts["memory"] is not None:
             from .threads import get_thread_runtime
 
-            async def resume(thread_emit, finalize):
-                return make(thread_emit, finalize), run
+            async def resume(thread_emit: Callable, finalize: Callable, hooks: ThreadHooks) -> AgentOutput:
+                return make(hooks, thread_emit, finalize)
 
             try:
                 runtime = get_thread_runtime()
@@ -420,20 +438,27 @@ class Agent:
         return make(None)
 
     # -- threads and signals (DESIGN §3-§4; agents.runtime.threads does the work) -----------------
-    def _thread_runtime(self, what: str):
+    def thread_runtime(self, feature: str):
+        """This process's thread runtime, for ``feature`` (named in the error): raises
+        :class:`AgentConfigError` when the agent has no memory (threads need one)."""
         if self.memory is None:
-            raise AgentConfigError("memory", f"{what} needs memory=Memory() on agent {self.id!r}")
+            raise AgentConfigError("memory", f"{feature} needs memory=Memory() on agent {self.id!r}")
         from .threads import get_thread_runtime
 
         return get_thread_runtime()
 
-    async def _thread_stream(self, messages: list[dict], options: dict, on_chunk: Callable, finalize: Callable,
-                             *, prepared: tuple | None = None):
-        """Start a thread run; returns (AgentOutput, Run) so the thread runtime can attach to it.
-        The output completes after ``finalize(result)`` (the thread runtime settles the lease)."""
+    _thread_runtime = thread_runtime  # the name callers outside the runtime used before
+
+    async def start_thread_stream(self, messages: list[dict], options: dict, *, on_chunk: Callable,
+                                  finalize: Callable, hooks: ThreadHooks,
+                                  prepared: tuple | None = None) -> AgentOutput:
+        """Start a thread run (for the thread runtime, which passes its ``hooks``) and return its
+        output. Every chunk goes to ``on_chunk``; the output completes after ``finalize(result)``
+        (the thread runtime settles the lease there)."""
         options = await self._options(options)
         holder: dict = {}
-        run = await self._build_run(messages, options, lambda chunk: holder["emit"](chunk), prepared=prepared)
+        run = await self._build_run(messages, options, lambda chunk: holder["emit"](chunk), prepared=prepared,
+                                    hooks=hooks)
 
         async def start(emit):
             holder["emit"] = emit
@@ -441,13 +466,13 @@ class Agent:
             await finalize(result)
             return result
 
-        return AgentOutput(run.run_id, start, on_chunk=on_chunk), run
+        return AgentOutput(run.run_id, start, on_chunk=on_chunk)
 
     async def subscribe_to_thread(self, *, resource_id: str, thread_id: str, after_seq: int | None = None):
         """Subscribe to a memory thread's chunks (each with ``seq``); ``after_seq`` resumes after it."""
         from .errors import SignalError
 
-        runtime = self._thread_runtime("subscribe_to_thread")
+        runtime = self.thread_runtime("subscribe_to_thread")
         for name, value in (("resource_id", resource_id), ("thread_id", thread_id)):
             if not isinstance(value, str) or not value:
                 raise SignalError(f"{name} must be a non-empty string", code="missing_target")
@@ -457,7 +482,7 @@ class Agent:
 
     async def _send(self, signal: dict, mode: str, *, resource_id=None, thread_id=None, run_id=None,
                     if_active=None, if_idle=None, state=None, what: str):
-        runtime = self._thread_runtime(what)
+        runtime = self.thread_runtime(what)
         return await runtime.send(self, signal=signal, mode=mode, resource_id=resource_id, thread_id=thread_id,
                                   run_id=run_id, if_active=if_active, if_idle=if_idle, state=state)
 
@@ -508,15 +533,15 @@ class Agent:
         """Abort the thread's active run wherever it runs; True when a run was active."""
         from .threads import thread_key
 
-        return await self._thread_runtime("abort_thread").abort(thread_key(resource_id, thread_id))
+        return await self.thread_runtime("abort_thread").abort(thread_key(resource_id, thread_id))
 
     async def list_queued_inputs(self, *, resource_id: str, thread_id: str) -> list[dict]:
         """Inputs accepted for the thread that no run has taken yet, oldest first."""
-        return await self._thread_runtime("list_queued_inputs").list_queued(resource_id, thread_id)
+        return await self.thread_runtime("list_queued_inputs").list_queued(resource_id, thread_id)
 
     async def cancel_queued_inputs(self, ids: list[str]) -> int:
         """Cancel waiting inputs by id; returns how many were still waiting and are now cancelled."""
-        return await self._thread_runtime("cancel_queued_inputs").cancel_queued(ids)
+        return await self.thread_runtime("cancel_queued_inputs").cancel_queued(ids)
 
 
 _background: set = set()

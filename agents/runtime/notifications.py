@@ -827,7 +827,7 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
         raise NotificationError("send a notification dict or a list of them", code="invalid_notification")
     if not items:
         raise NotificationError("the list of notifications is empty", code="empty_batch")
-    runtime = agent._thread_runtime("send_notification_signal")  # AgentConfigError without memory
+    runtime = agent.thread_runtime("send_notification_signal")  # AgentConfigError without memory
     _check_target(resource_id, thread_id)
     normalized = [validate_notification(n) for n in items]
     policy = validate_policy((agent.notifications or {}).get("delivery_policy"))

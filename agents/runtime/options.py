@@ -14,6 +14,18 @@ OPTION_NAMES = frozenset({
     "provider_options", "run_id", "request_context", "include_raw_chunks", "input_processors",
     "output_processors", "max_processor_retries", "model",
 })
+#: options of Mastra's ``generate()`` / ``stream()`` that this runtime does not implement yet: passing
+#: one raises ``AgentConfigError`` (code ``unsupported_option``) instead of ignoring it
+UNSUPPORTED_OPTIONS = frozenset({
+    "auto_resume_suspended_tools", "delegation", "is_task_complete", "output", "return_scorer_data", "scorers",
+    "telemetry", "tracing_context", "tracing_options", "versions",
+})
+#: the constructor options of Mastra's ``Agent`` that this runtime does not implement yet
+UNSUPPORTED_AGENT_OPTIONS = frozenset({
+    "workflows", "scorers", "voice", "transform", "mastra", "default_generate_options_legacy",
+    "default_stream_options_legacy",
+})
+NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
 MODEL_SETTINGS = frozenset({"temperature", "max_output_tokens", "top_p", "top_k", "presence_penalty",
                             "frequency_penalty", "stop_sequences", "max_retries", "seed", "headers"})
 MEMORY_KEYS = frozenset({"resource", "thread", "options", "on_title_generated"})
@@ -40,11 +52,29 @@ def snake_keys(data: dict) -> dict:
     return {(_camel_to_snake(k) if isinstance(k, str) else k): v for k, v in data.items()}
 
 
+def check_agent_keywords(unknown: dict, known: tuple[str, ...]) -> None:
+    """Reject keywords ``Agent()`` does not take: a Mastra option not implemented yet
+    (code ``unsupported_option``) or an unknown one (code ``agent_config_error``, with the snake_case
+    spelling when the keyword is the camelCase of a known one)."""
+    if not unknown:
+        return
+    name = sorted(unknown)[0]
+    snake = _camel_to_snake(name)
+    if snake in UNSUPPORTED_AGENT_OPTIONS:
+        raise AgentConfigError(name, NOT_SUPPORTED, code="unsupported_option")
+    if snake != name and snake in known:
+        raise AgentConfigError(name, f"unknown option (the keyword is {snake!r})")
+    raise AgentConfigError(name, "unknown option")
+
+
 def validate_options(options: dict) -> dict:
     """Check names and shapes of call options; return them (snake_case). Raises AgentConfigError."""
     unknown = set(options) - OPTION_NAMES
     if unknown:
-        raise AgentConfigError(f"options.{sorted(unknown)[0]}", "unknown option")
+        name = sorted(unknown)[0]
+        if name in UNSUPPORTED_OPTIONS:
+            raise AgentConfigError(f"options.{name}", NOT_SUPPORTED, code="unsupported_option")
+        raise AgentConfigError(f"options.{name}", "unknown option")
     max_steps = options.get("max_steps")
     if max_steps is not None and (not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1):
         raise AgentConfigError("options.max_steps", "must be a positive integer")
@@ -104,7 +134,10 @@ def validate_options(options: dict) -> dict:
         structured = snake_keys(structured)
         bad = set(structured) - STRUCTURED_KEYS
         if bad:
-            raise AgentConfigError(f"options.structured_output.{sorted(bad)[0]}", "unknown key")
+            name = sorted(bad)[0]
+            if name == "logger":
+                raise AgentConfigError("options.structured_output.logger", NOT_SUPPORTED, code="unsupported_option")
+            raise AgentConfigError(f"options.structured_output.{name}", "unknown key")
         if "schema" not in structured:
             raise AgentConfigError("options.structured_output.schema", "is required")
         strategy = structured.get("error_strategy", "strict")

@@ -28,8 +28,9 @@ from typing import Any, AsyncIterator, Callable, Protocol
 
 from .abort import AbortController
 from .errors import AgentConfigError, SignalError
-from .messages import new_id, now_iso
-from .signal import check_attributes, create_signal, echo_chunk, message_to_signal, render_signal
+from .messages import new_id
+from .run import ThreadHooks
+from .signal import check_attributes, echo_chunk, message_to_signal, render_signal
 
 logger = logging.getLogger(__name__)
 
@@ -255,7 +256,6 @@ class _ActiveRun:
         self.flush_handle: asyncio.TimerHandle | None = None
         self.flushing: asyncio.Task | None = None
         self.lost = False
-        self.initial_echoes: list[dict] = []
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
         self.settled = False  # the run's end was written through ``Run.settle``
         self.yielded_at = 0.0  # loop time the run last let subscribers run (see ``emit``)
@@ -450,7 +450,6 @@ class ThreadRuntime:
         active = _ActiveRun(self, key, agent, lease["run_id"], lease["token"], lease["last_seq"], resource_id, thread_id)
         self.active[key] = active
         await self._listen(key)
-        active.initial_echoes = [echo_chunk(s, active.run_id) for s in signals]
         messages = [render_signal(s) for s in signals]
         options = dict(stream_options or {})
         options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
@@ -459,11 +458,8 @@ class ThreadRuntime:
         user_on_chunk = options.pop("on_chunk", None)
 
         def emit(chunk: dict) -> Any:
-            self._emit(active, chunk)
-            if chunk["type"] == "start":
-                for echo in active.initial_echoes:
-                    self._emit(active, echo)
-                active.initial_echoes = []
+            if chunk["type"] != "finish" or chunk["payload"]["stepResult"]["reason"] != "abort":
+                self._emit(active, chunk)  # the thread stream of an aborted run ends at its ``abort``
             if user_on_chunk is not None:
                 return user_on_chunk(chunk)
             if key in self.subscribers:
@@ -475,26 +471,10 @@ class ThreadRuntime:
                     return _YIELD
             return None
 
-        async def drain(run) -> list[dict]:
+        async def drain() -> list[dict]:
             if active.lost:
                 return []
-            taken = await self.store.drain(key=key, run_id=active.run_id, token=active.token)
-            out = []
-            for item in taken:
-                sig = item["signal"]
-                self._emit(active, echo_chunk(sig, active.run_id))
-                if item["kind"] == "echo":  # persisted: into the history in order, not to the model
-                    run.response_messages.append(render_signal(sig))
-                else:
-                    out.append(render_signal(sig))
-            return out
-
-        async def send_signal(signal: dict) -> dict:
-            created = create_signal({"type": "reactive", **signal})
-            created["acceptedAt"] = now_iso()
-            self._emit(active, echo_chunk(created, active.run_id))
-            run_obj.inject(render_signal(created))
-            return created
+            return await self.store.drain(key=key, run_id=active.run_id, token=active.token)
 
         renew_task = asyncio.ensure_future(self._renew_loop(active))
 
@@ -508,14 +488,11 @@ class ThreadRuntime:
             if not active.settled:  # a suspended run (or one that ended without ``settle``)
                 await self._end_run(agent, active, result.finish_reason, renew_task)
 
+        hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(s, active.run_id) for s in signals])
         if resume is not None:
-            output, run_obj = await resume(emit, finalize)
-        else:
-            output, run_obj = await agent._thread_stream(messages, options, emit, finalize, prepared=prepared)
-        run_obj.drain_inputs = drain
-        run_obj.processor_send_signal = send_signal
-        run_obj.settle = settle
-        return output
+            return await resume(emit, finalize, hooks)
+        return await agent.start_thread_stream(messages, options, on_chunk=emit, finalize=finalize, hooks=hooks,
+                                               prepared=prepared)
 
     async def _end_run(self, agent: Any, active: _ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
                        messages: list[dict] | None = None, record: dict | None = None) -> None:
@@ -624,7 +601,7 @@ class ThreadRuntime:
         if chunk["type"] == "start" and not chunk.get("payload", {}).get("resumed"):
             active.chunks = []
         active.chunks.append(chunk)
-        if chunk["type"] == "finish":
+        if chunk["type"] == "finish" or chunk["type"] == "abort":  # the run's last chunk on the thread
             active.final = chunk
             return
         active.pending.append(chunk)

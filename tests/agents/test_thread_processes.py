@@ -222,9 +222,10 @@ async def read_until(sub, stop, timeout: float = 15.0, into: list | None = None)
 
 
 def is_final(chunk: dict) -> bool:
-    """The end of a run: a ``finish`` that is not a tool-call pause (an aborted run sends ``abort``,
-    then ``finish`` with reason ``abort``)."""
-    return chunk["type"] == "finish" and chunk["payload"]["stepResult"]["reason"] not in ("tool-calls", "suspended")
+    """The end of a run on the thread: ``abort`` (an aborted run's last chunk), or a ``finish`` that
+    is not a tool-call pause."""
+    return chunk["type"] == "abort" or (
+        chunk["type"] == "finish" and chunk["payload"]["stepResult"]["reason"] not in ("tool-calls", "suspended"))
 
 
 def user_texts(resource_id: str, thread_id: str) -> list[str]:
@@ -454,15 +455,15 @@ async def test_abort_thread_here_stops_the_run_in_another_process_and_queued_inp
 
         assert await agent.abort_thread(resource_id=resource_id, thread_id=thread_id) is True
         await read_until(sub, is_final, timeout=10, into=chunks)
-        assert [(c["type"], c["runId"]) for c in chunks[-2:]] == [("abort", first["run_id"]), ("finish", first["run_id"])]
-        assert chunks[-1]["payload"]["stepResult"]["reason"] == "abort"
+        assert [(c["type"], c["runId"]) for c in chunks[-2:]] == [("text-delta", first["run_id"]), ("abort", first["run_id"])]
 
         # the inputs behind the aborted run: each queued one starts its own run, in order
         for _ in queued:
             await read_until(sub, is_final, timeout=15, into=chunks)
         starts = [c["runId"] for c in chunks if c["type"] == "start"]
         assert starts == [first["run_id"], queued[0].run_id, queued[1].run_id]
-        assert [c["payload"]["stepResult"]["reason"] for c in chunks if is_final(c)] == ["abort", "stop", "stop"]
+        assert [c["type"] if c["type"] == "abort" else c["payload"]["stepResult"]["reason"]
+                for c in chunks if is_final(c)] == ["abort", "stop", "stop"]
         assert [c["runId"] for c in chunks if c["type"] == "abort"] == [first["run_id"]]
         assert [c["seq"] for c in chunks] == list(range(1, len(chunks) + 1))
         sub.unsubscribe()

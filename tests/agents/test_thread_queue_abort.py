@@ -7,8 +7,8 @@ import pytest
 from agents.runtime.errors import SignalError
 from agents.runtime.providers.echo import EchoModel
 from agents.runtime.testing import ScriptedModel, hang_step
-from thread_harness import (bounded, collect, finish, history, inputs, make_agent, settle, starts, texts_by_run,
-                            types, wait_for_chunk, wait_idle)
+from thread_harness import (bounded, buffered, collect, ends_run, finish, history, inputs, make_agent, settle, starts,
+                            texts_by_run, types, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -121,14 +121,19 @@ async def test_abort_active_run(how):
         assert await sub.abort() is True
     result = await bounded(r.output.get_full_output())
     assert result.finish_reason == "abort"
-    got = await collect(other)
-    assert types(got)[-2:] == ["abort", "finish"]
-    assert got[-2]["runId"] == r.run_id and got[-2]["payload"] == {"reason": "aborted"}
-    assert got[-1]["payload"]["stepResult"]["reason"] == "abort"
-    rest = await collect(sub)
-    assert rest[-1]["type"] == "finish"
+    got = await collect(other, "abort")
+    # the thread stream of an aborted run ends at its abort chunk (Mastra: ..., text-delta, abort)
+    assert types(got) == ["start", "data-user-message", "step-start", "abort"]
+    assert got[-1] == {"type": "abort", "runId": r.run_id, "from": "AGENT", "payload": {"reason": "aborted"},
+                       "seq": 4}
+    rest = await collect(sub, "abort")
+    assert types(rest) == ["abort"]
     assert sub.active_run_id() is None and other.active_run_id() is None
     await wait_idle(R, T)
+    await settle()
+    assert buffered(sub) == [] and buffered(other) == []  # nothing after the abort
+    # the run's own output still ends with finish (reason abort), as Mastra's
+    assert [c["type"] for c in r.output.chunks][-2:] == ["abort", "finish"]
     assert await agent.abort_thread(resource_id=R, thread_id=T) is False
 
 
@@ -144,7 +149,7 @@ async def test_inputs_behind_an_aborted_run_run_next():
     assert queued.action == "deliver"
     assert await agent.abort_thread(resource_id=R, thread_id=T) is True
     assert (await bounded(r.output.get_full_output())).finish_reason == "abort"
-    chunks = head + await collect(sub, n=3)
+    chunks = head + await collect(sub, ends_run, n=3)
     runs = starts(chunks)
     assert len(runs) == 3 and runs[0] == r.run_id and runs[2] == queued.run_id
     texts = texts_by_run(chunks)
@@ -194,7 +199,7 @@ async def test_list_and_cancel_queued_inputs():
     listed = await agent.list_queued_inputs(resource_id=R, thread_id=T)
     assert [i["id"] for i in listed] == [q2.signal["id"]]
     assert await agent.abort_thread(resource_id=R, thread_id=T) is True
-    chunks = head + await collect(sub, n=2)
+    chunks = head + await collect(sub, ends_run, n=2)
     runs = starts(chunks)
     assert runs == [r.run_id, q2.run_id]
     # the cancelled inputs never ran; "hang" (never answered) and the persisted "p" are echoed with q2

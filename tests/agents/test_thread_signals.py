@@ -70,9 +70,11 @@ async def test_idle_wake(sender):
     assert result.run_id == r.run_id and result.finish_reason == "stop" and len(result.steps) == 1
     assert result.text == f"echo: {seen}"
     chunks = await collect(sub)
-    assert types(chunks) == ["start", echo_type, "step-start", "response-metadata", "text-start", "text-delta",
+    assert types(chunks) == ["start", echo_type, "step-start", "text-start", "text-delta",
                              "text-end", "step-finish", "finish"]
     assert {c["runId"] for c in chunks} == {r.run_id}
+    # the wake's own output carries the input echo as the subscription does (and no seq)
+    assert [c async for c in r.output.full_stream] == [{k: v for k, v in c.items() if k != "seq"} for c in chunks]
     echo = chunks[1]
     assert echo["transient"] is True and echo["data"]["id"] == r.signal["id"]
     assert echo["data"]["acceptedAt"] == r.signal["acceptedAt"]
@@ -475,15 +477,19 @@ async def test_delivered_after_the_current_model_step_never_mid_call():
     agent.model.open()
     chunks = seen + await collect(sub)
     assert types(chunks) == [
-        "start", "data-user-message", "step-start", "response-metadata", "text-start",
+        "start", "data-user-message", "step-start", "text-start",
         "text-delta", "text-delta", "text-delta", "text-end", "data-user-message", "step-finish",
-        "step-start", "response-metadata", "text-start", "text-delta", "text-end", "step-finish", "finish"]
-    assert chunks[9]["data"]["id"] == late.signal["id"] and chunks[9]["transient"] is True
-    assert chunks[10]["payload"]["stepResult"] == {"reason": "stop", "isContinued": True}
-    assert chunks[16]["payload"]["stepResult"] == {"reason": "stop", "isContinued": False}
+        "step-start", "text-start", "text-delta", "text-end", "step-finish", "finish"]
+    assert chunks[8]["data"]["id"] == late.signal["id"] and chunks[8]["transient"] is True
+    # the step that took the input in ends as Mastra's signal drain ends it
+    assert chunks[9]["payload"]["stepResult"] == {"reason": "other", "isContinued": True}
+    assert chunks[14]["payload"]["stepResult"] == {"reason": "stop", "isContinued": False}
     result = await finish(agent, wake.output)
     assert [s.text for s in result.steps] == ["echo: l1\necho: l2\necho: l3", "echo: late"]
-    assert [c["seq"] for c in chunks] == list(range(1, 19))
+    assert [s.finish_reason for s in result.steps] == ["other", "stop"]
+    assert [c["seq"] for c in chunks] == list(range(1, 17))
+    # the wake's own output carries the same chunks as the subscription, echoes included
+    assert [c async for c in wake.output.full_stream] == [{k: v for k, v in c.items() if k != "seq"} for c in chunks]
 
 
 async def test_delivered_after_the_steps_tool_calls():
@@ -503,11 +509,12 @@ async def test_delivered_after_the_steps_tool_calls():
     release.set()
     chunks = await collect(sub)
     assert types(chunks) == [
-        "start", "data-user-message", "step-start", "response-metadata", "tool-call", "tool-result",
+        "start", "data-user-message", "step-start", "tool-call", "tool-result",
         "data-user-message", "step-finish",
-        "step-start", "response-metadata", "text-start", "text-delta", "text-delta", "text-end", "step-finish",
+        "step-start", "text-start", "text-delta", "text-delta", "text-end", "step-finish",
         "finish"]
-    assert chunks[6]["data"]["id"] == late.signal["id"]
+    assert chunks[5]["data"]["id"] == late.signal["id"]
+    assert chunks[6]["payload"]["stepResult"] == {"reason": "other", "isContinued": True}
     result = await finish(agent, wake.output)
     assert result.steps[1].text == 'echo: tool slow returned {"ok": true}\necho: late'
     assert [m["role"] for m in await history(T)] == ["user", "assistant", "tool", "user", "assistant"]

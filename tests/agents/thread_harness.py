@@ -112,6 +112,13 @@ def texts_by_run(chunks: list[dict]) -> dict[str, str]:
     return out
 
 
+def ends_run(chunk: dict) -> bool:
+    """The last chunk of a run on a thread: ``abort`` (an aborted run ends there, as Mastra's), or a
+    ``finish`` that is not a pause on tool calls or an approval."""
+    return chunk["type"] == "abort" or (
+        chunk["type"] == "finish" and chunk["payload"]["stepResult"]["reason"] not in ("tool-calls", "suspended"))
+
+
 def types(chunks: list[dict]) -> list[str]:
     return [c["type"] for c in chunks]
 

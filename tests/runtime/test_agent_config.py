@@ -84,6 +84,29 @@ def test_invalid_config_names_the_field(kwargs, field):
     assert info.value.code == "agent_config_error"
 
 
+def test_an_unknown_keyword_is_a_config_error_naming_it():
+    with pytest.raises(AgentConfigError) as info:
+        Agent(id="a", instructions="x", model=ScriptedModel([]), temprature=0.2)
+    assert (info.value.field, info.value.code, info.value.message) == (
+        "temprature", "agent_config_error", "temprature: unknown option")
+
+
+def test_a_camel_case_keyword_names_its_snake_case_spelling():
+    with pytest.raises(AgentConfigError) as info:
+        Agent(id="a", instructions="x", model=ScriptedModel([]), defaultOptions={"max_steps": 2})
+    assert (info.value.field, info.value.code, info.value.message) == (
+        "defaultOptions", "agent_config_error", "defaultOptions: unknown option (the keyword is 'default_options')")
+
+
+@pytest.mark.parametrize("keyword", ["workflows", "scorers", "voice", "transform", "mastra",
+                                     "default_generate_options_legacy", "defaultStreamOptionsLegacy"])
+def test_a_mastra_option_not_supported_yet_says_so(keyword):
+    with pytest.raises(AgentConfigError) as info:
+        Agent(id="a", instructions="x", model=ScriptedModel([]), **{keyword: {}})
+    assert (info.value.field, info.value.code, info.value.message) == (
+        keyword, "unsupported_option", f"{keyword}: is a Mastra option this runtime does not support yet")
+
+
 def test_invalid_default_options_name_the_option():
     with pytest.raises(AgentConfigError) as info:
         Agent(id="a", instructions="x", model=ScriptedModel([]), default_options={"bogus": 1})

@@ -1,0 +1,136 @@
+"""The end of a run: structured output, output processors' last word, the ``finish`` chunk, the
+saved messages and the run record, the ``on_finish`` callback and the result."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import StructuredOutputError
+from ..messages import now_iso
+from ..results import GenerateResult, Usage
+from . import structured
+from .hooks import TripWire, maybe_await
+
+logger = logging.getLogger(__name__)
+
+_STATUS = {"suspended": "suspended", "error": "failed", "abort": "aborted"}
+
+
+async def finalize(run: Any) -> GenerateResult:
+    """End ``run``: send ``finish``, save and record it (one ``settle`` for a thread run), return
+    its result."""
+    text = run.steps[-1].text if run.steps else ""
+    if run.finish_reason not in ("error", "abort", "suspended") and run.tripwire is None:
+        run.finish_reason = run.steps[-1].finish_reason if run.steps else "other"
+        try:
+            await structured.structure(run, "".join(s.text for s in run.steps[-1:]))
+        except StructuredOutputError as exc:
+            await run.finish_error(exc)
+    if run.output_processors and run.finish_reason != "suspended":
+        text = await _output_processors(run, text)
+    settle = run.hooks.settle if run.hooks is not None and run.finish_reason != "suspended" else None
+    save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
+    if save and settle is None:
+        await save_memory(run)
+    result = build_result(run, text)
+    await run.send(run.chunk("finish", {
+        "stepResult": {"reason": run.finish_reason},
+        "output": {"usage": run.usage.camel()},
+        "metadata": {"request": result.request,
+                     "response": {k: v for k, v in result.response.items() if k != "messages"}},
+    }))
+    if settle is not None:
+        # a thread run: its messages, its record and the thread's lease in one write; the
+        # finish chunk reaches the thread's subscribers after it
+        unsaved = unsaved_messages(run) if save else []
+        await settle(unsaved, record_dict(run))
+        if run.memory is not None:
+            run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
+    else:
+        await _record(run)
+    callback = run.options.get("on_finish")
+    if callback is not None:
+        try:
+            await maybe_await(callback(result))
+        except Exception:
+            logger.exception("on_finish of run %s raised", run.run_id)
+    return result
+
+
+async def _output_processors(run: Any, text: str) -> str:
+    for processor in run.output_processors:
+        hook = getattr(processor, "process_output_result", None)
+        if hook is None:
+            continue
+        try:
+            changed = await maybe_await(hook(messages=run.response_messages, text=text,
+                                             abort=run.processor_abort(processor)))
+            if isinstance(changed, str):
+                text = changed
+        except TripWire as trip:
+            run.tripwire = trip.to_dict()
+            await run.send(run.chunk("tripwire", {"reason": trip.reason}))
+    return text
+
+
+def build_result(run: Any, text: str) -> GenerateResult:
+    steps = run.steps
+    last = steps[-1] if steps else None
+    return GenerateResult(
+        run_id=run.run_id, text=text, object=run.object, tool_calls=[c for s in steps for c in s.tool_calls],
+        tool_results=[r for s in steps for r in s.tool_results],
+        usage=Usage(run.usage), total_usage=Usage(run.usage), steps=steps,
+        finish_reason=run.finish_reason, response=dict(last.response) if last else {},
+        request=dict(last.request) if last else {}, warnings=[w for s in steps for w in s.warnings],
+        provider_metadata=last.provider_metadata if last else {},
+        reasoning=[r for s in steps for r in s.reasoning],
+        reasoning_text="".join(s.reasoning_text for s in steps),
+        sources=[x for s in steps for x in s.sources], files=[x for s in steps for x in s.files],
+        suspend_payload=run.suspend_payload,
+        messages=run.remembered + run.input_messages + run.response_messages,
+        remembered_messages=run.remembered, error=run.error, tripwire=run.tripwire,
+    )
+
+
+def unsaved_messages(run: Any) -> list[dict]:
+    mem = run.memory
+    if not mem or mem.get("read_only"):
+        return []
+    return (run.input_messages + run.response_messages)[mem.get("saved_upto", 0):]
+
+
+async def save_memory(run: Any) -> None:
+    """Save the run's messages not saved yet into its memory thread (none without memory)."""
+    mem = run.memory
+    pending = unsaved_messages(run)
+    if not pending:
+        return
+    await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
+                                     messages=pending)
+    mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
+
+
+async def _record(run: Any) -> None:
+    """Store the run record: always for memory runs, otherwise for runs that did not end well."""
+    if run.run_store is None:
+        return
+    if run.memory is None and run.finish_reason not in ("error", "abort", "suspended") and not run.resumed:
+        return
+    try:
+        await run.run_store.record_run(record_dict(run))
+    except Exception:
+        logger.exception("could not record run %s", run.run_id)
+
+
+def record_dict(run: Any) -> dict:
+    memory = run.memory
+    return {
+        "id": run.run_id, "agent_id": getattr(run.agent, "id", None),
+        "resource_id": memory and memory.get("resource_id"),
+        "thread_id": memory and memory.get("thread_id"),
+        "status": _STATUS.get(run.finish_reason, "completed"),
+        "finish_reason": run.finish_reason, "usage": dict(run.usage),
+        "error": str(run.error) if run.error else None, "started_at": run.started_at,
+        "finished_at": now_iso(), "steps": len(run.steps),
+    }

@@ -1,0 +1,257 @@
+"""One model step of a run: prepare the request, stream the model's answer as chunks, record the step.
+
+A step that asked for tools goes on to the tool phase; any other step ends here (``Run.end_step``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import AbortError
+from ..messages import new_id, now_iso, system_messages
+from ..providers.base import ModelRequest
+from ..results import StepResult, Usage
+from ..signal import echo_chunk, render_signal, state_to_signal
+from . import structured, tool_phase
+from .hooks import maybe_await
+
+
+def parse_args(raw: Any) -> tuple[Any, str | None]:
+    """A tool call's arguments as the model sent them → ``(value, problem or None)``."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or raw == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        return raw, f"the model sent malformed JSON arguments: {exc}"
+    if not isinstance(value, dict):
+        return value, "tool arguments must be a JSON object"
+    return value, None
+
+
+async def model_step(run: Any) -> None:
+    """Run one model step of ``run`` (a :class:`~agents.runtime.run.Run`) and record it."""
+    if run.abort_signal is not None and run.abort_signal.aborted:
+        # the cancellation may have been absorbed on the way (e.g. by a sub-agent run that ended
+        # aborted on the same signal): never start a step after an abort
+        raise AbortError(str(run.abort_signal.reason))
+    opts = run.options
+    step_number = len(run.steps)
+    model = run.model
+    tool_choice = opts.get("tool_choice", "auto")
+    active = opts.get("active_tools")
+    system = run.system
+    messages = run.messages
+    prepare = opts.get("prepare_step")
+    if prepare is not None:
+        prepared = await maybe_await(prepare({
+            "step_number": step_number, "steps": run.steps, "messages": messages, "model": model,
+            "run_id": run.run_id, "request_context": run.request_context,
+        })) or {}
+        if prepared.get("model") is not None:
+            model = run.resolve_model(prepared["model"]) if run.resolve_model else prepared["model"]
+        if "tool_choice" in prepared:
+            tool_choice = prepared["tool_choice"]
+        if "active_tools" in prepared:
+            active = prepared["active_tools"]
+        if prepared.get("system") is not None:
+            system = system_messages(prepared["system"], "prepare_step.system")
+        if prepared.get("messages") is not None:
+            messages = prepared["messages"]
+    for processor in run.input_processors:
+        hook = getattr(processor, "process_input_step", None)
+        if hook is not None:
+            result = await maybe_await(hook(
+                messages=messages, step_number=step_number, steps=run.steps,
+                abort=run.processor_abort(processor), request_context=run.request_context,
+                send_signal=run.send_signal, run=run))
+            if isinstance(result, list):
+                messages = result
+    for processor in run.input_processors:
+        if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
+            await compute_state(run, processor, messages, step_number)
+    await run.drain_into(messages)
+    request = _request(run, model, system, messages, tool_choice, active)
+    step = await _stream(run, model, request, step_number)
+    run.steps.append(step)
+    if step.tool_calls:
+        run.pending_calls = list(step.tool_calls)
+        run.done_results = []
+        await tool_phase.finish_tool_phase(run)
+    else:
+        await run.end_step(step)
+
+
+def _request(run: Any, model: Any, system: list[dict], messages: list[dict], tool_choice: Any,
+             active: Any) -> ModelRequest:
+    opts = run.options
+    names = [n for n in run.tools if active is None or n in active]
+    if tool_choice == "none":
+        tool_specs = []
+    else:
+        tool_specs = [run.tools[n].spec(n, run.tool_descriptions.get(n)) for n in names]
+    request_messages = system + messages if system else list(messages)
+    response_format = structured.response_format(run.options)
+    injection = (opts.get("structured_output") or {}).get("json_prompt_injection")
+    if response_format is not None and injection in (True, "system", "inline"):
+        request_messages = structured.inject_json_instruction(request_messages, response_format["schema"],
+                                                              inline=injection == "inline")
+        response_format = None
+    return ModelRequest(
+        messages=request_messages, tools=tool_specs, tool_choice=tool_choice,
+        settings=opts.get("model_settings") or {}, provider_options=opts.get("provider_options") or {},
+        response_format=response_format, abort_signal=run.abort_signal,
+        include_raw=bool(opts.get("include_raw_chunks")),
+    )
+
+
+async def _stream(run: Any, model: Any, request: ModelRequest, step_number: int) -> StepResult:
+    """Stream the model's answer as chunks; returns the step (its assistant message appended)."""
+    message_id = new_id()
+    chunk, send = run.chunk, run.send
+    await send(chunk("step-start", {"messageId": message_id, "stepNumber": step_number}))
+    step = StepResult(step_number=step_number)
+    step.request = {"body": None}
+    text_parts: list[str] = []
+    reasoning_parts: list[str] = []
+    text_id = reasoning_id = None
+    calls: list[dict] = []
+    finish = {"finish_reason": "other", "usage": None}
+    # a thread's stream carries no ``response-metadata`` (as Mastra's); the step keeps it
+    metadata_chunk = run.hooks is None
+    async for event in model.stream(request):
+        kind = event["type"]
+        if kind == "text-delta":
+            if reasoning_id is not None:
+                await send(chunk("reasoning-end", {"id": reasoning_id}))
+                reasoning_id = None
+            if text_id is None:
+                text_id = new_id()
+                await send(chunk("text-start", {"id": text_id}))
+            text_parts.append(event["text"])
+            await send(chunk("text-delta", {"id": text_id, "text": event["text"]}))
+        elif kind == "tool-call":
+            args, problem = parse_args(event.get("args", event.get("args_text")))
+            call = chunk("tool-call", {"toolCallId": event["tool_call_id"], "toolName": event["tool_name"],
+                                       "args": args})
+            if problem:
+                call["payload"]["argsError"] = problem
+            calls.append(call)
+            await send(call)
+        elif kind == "reasoning-delta":
+            if reasoning_id is None:
+                reasoning_id = new_id()
+                await send(chunk("reasoning-start", {"id": reasoning_id}))
+            reasoning_parts.append(event["text"])
+            await send(chunk("reasoning-delta", {"id": reasoning_id, "text": event["text"]}))
+        elif kind == "finish":
+            finish = event
+        elif kind == "response-metadata":
+            step.response = {"id": event.get("id"), "timestamp": event.get("timestamp") or now_iso(),
+                             "modelId": event.get("model_id") or getattr(model, "model_id", None),
+                             "headers": event.get("headers") or {}}
+            if metadata_chunk:
+                await send(chunk("response-metadata", dict(step.response)))
+        elif kind == "request":
+            step.request = {"body": event.get("body")}
+        elif kind == "source":
+            src = chunk("source", {k: v for k, v in event.items() if k != "type"})
+            step.sources.append(src)
+            await send(src)
+        elif kind == "file":
+            f = chunk("file", {k: v for k, v in event.items() if k != "type"})
+            step.files.append(f)
+            await send(f)
+        elif kind == "warning":
+            step.warnings.append({k: v for k, v in event.items() if k != "type"})
+        elif kind == "raw":
+            if request.include_raw:
+                await send(chunk("raw", {"rawValue": event.get("raw_value")}))
+    if reasoning_id is not None:
+        await send(chunk("reasoning-end", {"id": reasoning_id}))
+    if text_id is not None:
+        await send(chunk("text-end", {"id": text_id}))
+    step.text = "".join(text_parts)
+    step.reasoning_text = "".join(reasoning_parts)
+    if reasoning_parts:
+        step.reasoning = [chunk("reasoning", {"text": step.reasoning_text})]
+    step.tool_calls = calls
+    step.finish_reason = finish.get("finish_reason") or "other"
+    if calls and step.finish_reason == "stop":
+        step.finish_reason = "tool-calls"
+    step.usage = Usage(finish.get("usage") or Usage.zero())
+    step.provider_metadata = finish.get("provider_metadata") or {}
+    run.usage.add(step.usage)
+    content: list[dict] = []
+    if step.reasoning_text:
+        content.append({"type": "reasoning", "text": step.reasoning_text})
+    if step.text:
+        content.append({"type": "text", "text": step.text})
+    for c in calls:
+        p = c["payload"]
+        content.append({"type": "tool-call", "toolCallId": p["toolCallId"], "toolName": p["toolName"],
+                        "args": p["args"]})
+    if content:
+        run.add_message({"id": message_id, "role": "assistant", "content": content, "createdAt": now_iso()})
+    step.response["messages"] = [run.response_messages[-1]] if content else []
+    return step
+
+
+async def compute_state(run: Any, processor: Any, messages: list[dict], step_number: int) -> None:
+    """Ask a state-owning processor for its channel's next state signal (once per model step).
+
+    ``last_snapshot`` / ``deltas_since_snapshot`` come from the context window, else from the
+    thread's full history; an update with the cache key and mode already current is skipped.
+    """
+    state_id = processor.state_id
+
+    def states(items: list[dict]) -> list[dict]:
+        found = []
+        for m in items:
+            sig = (m.get("metadata") or {}).get("signal")
+            if sig and sig.get("type") == "state" and state_of(sig).get("id") == state_id:
+                found.append(sig)
+        return found
+
+    window = states(messages)
+    history = window
+    if not any(state_of(s).get("mode") == "snapshot" for s in window) and run.memory is not None:
+        stored = await run.memory["store"].list_messages(resource_id=run.memory["resource_id"],
+                                                         thread_id=run.memory["thread_id"])
+        saved = states(stored)
+        ids = {s.get("id") for s in saved}
+        # the window's signals already saved are in ``saved``: keep each signal once
+        history = saved + [s for s in window if s.get("id") not in ids]
+    last_snapshot, deltas = None, []
+    for sig in history:
+        if state_of(sig).get("mode") == "snapshot":
+            last_snapshot, deltas = sig, []
+        elif last_snapshot is not None:
+            deltas.append(sig)
+    update = await maybe_await(processor.compute_state_signal({
+        "state_id": state_id, "last_snapshot": last_snapshot, "deltas_since_snapshot": deltas,
+        "active_state_signals": window, "context_window": {"has_snapshot": any(
+            state_of(s).get("mode") == "snapshot" for s in window)},
+        "messages": messages, "step_number": step_number, "request_context": run.request_context,
+    }))
+    if not update:
+        return
+    signal, tracking = state_to_signal({"id": state_id, **update})
+    current = history[-1]["metadata"].get("state", {}) if history else {}
+    if current.get("cacheKey") == tracking["cache_key"] and current.get("mode") == tracking["mode"]:
+        return
+    signal["acceptedAt"] = now_iso()
+    await run.send(echo_chunk(signal, run.run_id))
+    message = render_signal(signal)
+    messages.append(message)
+    if messages is not run.messages:
+        run.messages.append(message)
+    run.response_messages.append(message)
+
+
+def state_of(signal: dict) -> dict:
+    """A state signal's tracking data (``metadata.state``: id, cache key, mode)."""
+    return (signal.get("metadata") or {}).get("state") or {}

@@ -1,0 +1,114 @@
+"""A thread run built with its ThreadHooks: input echoes after ``start``, delivered inputs taken at
+the step boundary, one ``settle`` at the end; without hooks a run is a plain run."""
+
+import pytest
+
+from agents.runtime import Agent, InMemoryMemory
+from agents.runtime.run import ThreadHooks
+from agents.runtime.signal import create_signal, echo_chunk, message_to_signal, render_signal
+from agents.runtime.testing import ScriptedModel, text_step
+
+pytestmark = pytest.mark.asyncio
+
+
+def thread_agent(model):
+    return Agent(id="bot", instructions="Be brief.", model=model, memory=InMemoryMemory())
+
+
+async def start(agent, hooks, signals, *, settled=None):
+    """Start a thread run as the thread runtime does; returns its output."""
+    ended = []
+
+    async def finalize(result):
+        ended.append(result.finish_reason)
+
+    output = await agent.start_thread_stream(
+        [render_signal(s) for s in signals], {"memory": {"resource": "u1", "thread": "t1"}, "run_id": "run-1"},
+        on_chunk=lambda chunk: None, finalize=finalize, hooks=hooks)
+    result = await output.get_full_output()
+    return output, result, ended
+
+
+async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_settles_once():
+    first = message_to_signal("hello")
+    late = create_signal({"type": "notification", "contents": "build failed"})
+    persisted = message_to_signal("kept for later")
+    # nothing before the first model call, then two inputs after the first step, then nothing
+    batches = [[], [{"signal": late, "kind": "input"}, {"signal": persisted, "kind": "echo"}], []]
+    drains, settles, settled_messages = [], [], []
+
+    async def drain():
+        drains.append(len(drains))
+        return batches.pop(0) if batches else []
+
+    async def settle(messages, record):
+        settles.append(([m["role"] for m in messages], record["status"], record["finish_reason"]))
+        settled_messages.extend(messages)
+
+    model = ScriptedModel([text_step("one"), text_step("two")])
+    hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(first, "run-1")])
+    output, result, ended = await start(thread_agent(model), hooks, [first])
+    assert [c["type"] for c in output.chunks] == [
+        "start", "data-user-message", "step-start", "text-start", "text-delta", "text-end",
+        "data-signal", "data-user-message", "step-finish",
+        "step-start", "text-start", "text-delta", "text-end", "step-finish", "finish"]
+    assert output.chunks[1] == echo_chunk(first, "run-1")
+    assert output.chunks[6] == echo_chunk(late, "run-1") and output.chunks[7] == echo_chunk(persisted, "run-1")
+    assert [c["payload"]["stepResult"] for c in output.chunks if c["type"] == "step-finish"] == [
+        {"reason": "other", "isContinued": True}, {"reason": "stop", "isContinued": False}]
+    # the delivered input reaches the second model call; the persisted one only the history
+    second = model.requests[1].messages
+    assert second[-1]["content"] == render_signal(late)["content"]
+    assert all(m.get("content") != render_signal(persisted)["content"] for m in second)
+    assert [s.finish_reason for s in result.steps] == ["other", "stop"]
+    # drained before the first call, after step 1 (inputs taken) and after step 2 (nothing)
+    assert drains == [0, 1, 2]
+    assert settles == [(["user", "assistant", "user", "user", "assistant"], "completed", "stop")]
+    assert [m["content"] for m in settled_messages[2:4]] == [render_signal(late)["content"],
+                                                            render_signal(persisted)["content"]]
+    assert ended == ["stop"]
+
+
+async def test_an_aborted_thread_run_still_settles():
+    from agents.runtime import AbortController
+
+    settles = []
+
+    async def drain():
+        return []
+
+    async def settle(messages, record):
+        settles.append(record["status"])
+
+    controller = AbortController()
+    controller.abort("stop")
+    agent = thread_agent(ScriptedModel([text_step("never")]))
+    ended = []
+
+    async def finalize(result):
+        ended.append(result.finish_reason)
+
+    output = await agent.start_thread_stream(
+        [render_signal(message_to_signal("hi"))],
+        {"memory": {"resource": "u1", "thread": "t1"}, "abort_signal": controller.signal},
+        on_chunk=lambda chunk: None, finalize=finalize, hooks=ThreadHooks(drain=drain, settle=settle))
+    await output.get_full_output()
+    assert [c["type"] for c in output.chunks] == ["start", "abort", "finish"]
+    assert settles == ["aborted"] and ended == ["abort"]
+
+
+async def test_a_plain_run_streams_response_metadata_and_never_drains():
+    agent = Agent(id="bot", instructions="Be brief.", model=ScriptedModel([text_step("hi")]))
+    output = await agent.stream("hello")
+    await output.get_full_output()
+    assert [c["type"] for c in output.chunks] == [
+        "start", "step-start", "response-metadata", "text-start", "text-delta", "text-end", "step-finish", "finish"]
+
+
+async def test_thread_runtime_needs_memory():
+    from agents.runtime import AgentConfigError
+
+    agent = Agent(id="bot", instructions="Be brief.", model=ScriptedModel([]))
+    with pytest.raises(AgentConfigError) as info:
+        agent.thread_runtime("send_message")
+    assert info.value.message == "memory: send_message needs memory=Memory() on agent 'bot'"
