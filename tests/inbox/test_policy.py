@@ -225,3 +225,17 @@ def test_planning_puts_full_deliveries_first_by_priority_and_waits_for_idle_only
     idle = plan_thread_dispatch(records, thread_active=False, now=NOW)
     assert [r["id"] for r in idle.deliver] == ["urgent-full", "high-waits", "high-waits-new", "medium-full"]
     assert [r["id"] for r in idle.summarise] == ["low-digest"] and idle.wait == []
+
+
+def test_a_result_is_written_with_mastras_keys():
+    from agents.runtime.notifications import NotificationResult
+
+    decision = default_decision("low", False, NOW)
+    result = NotificationResult(record=record(summary_at=NOW, priority="low"), decision=decision)
+    assert result.to_dict() == {
+        "record": {**record(priority="low"), "summary_at": "2026-01-05T09:00:00.000Z"},
+        "decision": {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z", "reason": "idle-low-summary"}}
+    woke = NotificationResult(record=record(), decision=default_decision("medium", False, NOW),
+                              signal={"id": "sig-1"}, run_id="run-1", action="wake")
+    assert woke.to_dict() == {"record": record(), "decision": {"action": "deliver", "reason": "idle-medium"},
+                              "runId": "run-1", "signal": {"id": "sig-1"}, "action": "wake"}
