@@ -311,3 +311,19 @@ async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, ma
     assert (after["low"].status, after["low"].summary_signal_id, after["low"].summary_at) == (
         "pending", echoes[1]["id"], None)
     assert (after["medium"].status, after["medium"].summary_signal_id) == ("pending", rows["medium"].summary_signal_id)
+
+
+async def test_the_installed_store_starts_the_scheduler_on_first_use(make_agent, monkeypatch, settle):
+    from agents.runtime.notifications import get_notification_store
+    from inbox import scheduler
+    from inbox.store import DjangoNotificationStore
+
+    store = get_notification_store()
+    assert isinstance(store, DjangoNotificationStore) and store.on_use is scheduler.ensure_notification_scheduler
+    started = []
+    monkeypatch.setattr(store, "on_use", lambda: started.append(True))
+    agent = make_agent(policy={"default": "persist"})
+    await agent.send_notification_signal({"source": "github", "kind": "ci", "summary": "x"}, resource_id="u1",
+                                         thread_id="t1")
+    assert started == [True]
+    await settle()
