@@ -57,7 +57,7 @@ def drain(sub) -> list[dict]:
 
 async def test_a_high_notification_summarised_while_active_is_delivered_in_full_once_idle(make_agent, make_busy,
                                                                                           settle):
-    agent = make_agent(delay_ms=30)
+    agent = make_agent(delay_ms=300)
     sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
     busy = await make_busy(agent, "u1", "t1")
     result = await agent.send_notification_signal(
@@ -210,7 +210,7 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
 
 async def test_a_due_delivery_for_an_active_thread_goes_into_the_run_unless_it_waits_for_idle(make_agent, make_busy,
                                                                                               settle):
-    agent = make_agent(delay_ms=100)
+    agent = make_agent(delay_ms=400)
     busy = await make_busy(agent, "u1", "t1")
     now = timezone.now()
     deferred = await make_record(priority="medium", deliver_at=now - timedelta(seconds=1))
@@ -268,7 +268,7 @@ async def test_the_asgi_wrapper_starts_the_scheduler_on_the_first_connection(set
 async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, make_busy, settle):
     """Mastra's scenario: each priority sent while a run is active, then the dispatcher once the
     thread is idle (behaviour.out.txt 8b and 8c)."""
-    agent = make_agent(delay_ms=150)
+    agent = make_agent(delay_ms=500)
     busy = await make_busy(agent, "u1", "t1")
     base = {"source": "github", "kind": "ci-status", "attributes": {"branch": "main"}}
     sent = {}

@@ -57,7 +57,7 @@ TABLE = [
                          ids=[f"{p}-{'active' if a else 'idle'}" for p, a, *_ in TABLE])
 async def test_the_default_policy_table_as_mastra(make_agent, make_busy, settle, priority, active, decision, action,
                                                   seen, status, scheduled):
-    agent = make_agent(delay_ms=150 if active else 0)
+    agent = make_agent(delay_ms=300 if active else 0)
     busy = await make_busy(agent, "u1", "t1") if active else None
     result = await agent.send_notification_signal({**CI, "priority": priority}, resource_id="u1", thread_id="t1")
     rid = result.record["id"]
@@ -116,7 +116,7 @@ async def test_the_echo_of_a_full_notification_carries_mastras_metadata(make_age
 
 
 async def test_the_echo_of_a_summary_carries_mastras_metadata(make_agent, make_busy, settle):
-    agent = make_agent(delay_ms=150)
+    agent = make_agent(delay_ms=400)
     await make_busy(agent, "u1", "t1")
     sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
     result = await agent.send_notification_signal(CI, resource_id="u1", thread_id="t1")
@@ -277,7 +277,7 @@ async def test_no_coalescing_across_kinds_sources_threads_or_after_delivery(make
 
 
 async def test_a_list_in_gives_a_list_out_with_one_summary_for_the_batch(make_agent, make_busy, settle):
-    agent = make_agent(delay_ms=150)
+    agent = make_agent(delay_ms=500)
     await make_busy(agent, "u1", "t1")
     results = await agent.send_notification_signal([
         {**CI, "priority": "low", "source": "slack", "kind": "mention"},
