@@ -22,7 +22,9 @@ Cases:
                  record (a ``local/echo`` run) and the others are delivered into that run. per_s counts
                  records, including the runs finishing.
 
-Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb, db.
+Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb, db, and cpu_s (the
+CPU time of the bench process during the case, seeding included: on a shared host it moves less
+with the load than the wall-clock figures).
 """
 
 from __future__ import annotations
@@ -219,12 +221,14 @@ def child(db: str, cases: list[str]) -> None:
     async def main():
         for case in cases:
             await sync_to_async(reset)()
+            cpu = time.process_time()
             if case == "ingest":
                 result = await bench_ingest(db)
             elif case == "ingest_batch":
                 result = await bench_ingest_batch(db)
             else:
                 result = await bench_dispatch(db, full=case == "dispatch_full")
+            result["cpu_s"] = round(time.process_time() - cpu, 2)  # all threads; steadier than wall time on a busy host
             print(json.dumps(result), flush=True)
         await sync_to_async(reset)()
 

@@ -18,8 +18,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from agents.runtime.notifications import LOCK_TTL, emit_records, plan_thread_dispatch
-from agents.runtime.threads import thread_key
+from agents.registry import get_mastra
+from agents.runtime.notifications import (LOCK_TTL, emit_records, notification_thread_key, plan_thread_dispatch,
+                                          thread_runtime)
 
 from .services import notifications_claim_due, notifications_fail
 from .store import DjangoNotificationStore
@@ -34,8 +35,6 @@ def _recheck() -> timedelta:
 
 
 def _default_lookup(agent_id: str) -> Any:
-    from agents.registry import get_mastra
-
     return get_mastra().get_agent(agent_id)
 
 
@@ -74,8 +73,8 @@ async def _dispatch_thread(agent_id: str, resource_id: str, thread_id: str, reco
                            token: str, store: DjangoNotificationStore, lookup: Callable, stats: dict) -> None:
     try:
         agent = lookup(agent_id)
-        runtime = agent._thread_runtime("dispatch_due_notifications")
-        state = await runtime.store.thread_state(key=thread_key(resource_id, thread_id))
+        runtime = thread_runtime(agent, "dispatch_due_notifications")
+        state = await runtime.store.thread_state(key=notification_thread_key(resource_id, thread_id))
         active = bool(state and state.get("active_run_id"))
         plan = plan_thread_dispatch(records, thread_active=active, now=now)
         planned = {r["id"] for r in [*plan.deliver, *plan.summarise, *plan.wait]}

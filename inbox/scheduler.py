@@ -4,7 +4,8 @@ One asyncio task per event loop calls ``dispatch_due_notifications()`` every
 ``MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S`` seconds. It is started lazily, where the site's event loop
 first does notification work or serves a request:
 
-- ``inbox.store.DjangoNotificationStore`` starts it on the first ``send_notification_signal``;
+- the inbox app's ``DjangoNotificationStore`` starts it on the first ``send_notification_signal``
+  (the app builds the store with ``on_use=ensure_notification_scheduler``);
 - ``NotificationSchedulerMiddleware`` (wrapping the ASGI application in ``mastra_site.asgi``) starts it
   on the first HTTP or websocket connection, so that a restarted site dispatches records that fell due
   while it was down.
@@ -21,6 +22,8 @@ import logging
 import weakref
 
 from django.conf import settings
+
+from .dispatcher import dispatch_due_notifications
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +58,6 @@ def stop_notification_scheduler() -> None:
 
 
 async def _run(period: float) -> None:
-    from .dispatcher import dispatch_due_notifications
-
     while True:
         await asyncio.sleep(period)
         try:

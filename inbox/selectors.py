@@ -7,13 +7,6 @@ from django.db.models import Count, Q
 from .models import NotificationRecord
 
 
-def notifications_pending_in_thread(*, agent_id: str, resource_id: str, thread_id: str) -> list[dict]:
-    """The pending records of a thread's inbox (id, source, priority), oldest first."""
-    return list(NotificationRecord.objects.filter(agent_id=agent_id, resource_id=resource_id, thread_id=thread_id,
-                                                  status=NotificationRecord.Status.PENDING)
-                .order_by("created_at").values("id", "source", "priority"))
-
-
 def _thread_rows(*, resource_id: str | None, thread_id: str | None):
     rows = NotificationRecord.objects.all()
     if resource_id is not None:
@@ -23,12 +16,15 @@ def _thread_rows(*, resource_id: str | None, thread_id: str | None):
     return rows
 
 
-def notification_list(*, resource_id: str | None, thread_id: str | None, status: str | None = None,
+def notification_list(*, resource_id: str | None, thread_id: str | None, status: str | list[str] | None = None,
                       priority: str | None = None, source: str | None = None, query: str | None = None,
                       limit: int = 20) -> tuple[list[dict], int]:
-    """Records of a thread (or of a resource), newest first, filtered; returns (records, total)."""
+    """Records of a thread (or of a resource), newest first, filtered (``status``: one or a list);
+    returns (records, total)."""
     rows = _thread_rows(resource_id=resource_id, thread_id=thread_id)
-    if status:
+    if isinstance(status, list):
+        rows = rows.filter(status__in=status)
+    elif status:
         rows = rows.filter(status=status)
     if priority:
         rows = rows.filter(priority=priority)

@@ -534,20 +534,27 @@ def notification_mark_seen(*, ids: list[str], now: datetime | None = None) -> in
     return _set_status(ids, NotificationRecord.Status.SEEN, "seen_at", now=now, from_statuses=["pending", "delivered"])
 
 
-def notification_read(*, record_id: str, signal_id: str, now: datetime | None = None) -> str | None:
-    """The inbox tool read a record. A pending, unclaimed one is marked seen with ``signal_id`` as
-    the signal that carried it (the caller injects it) and ``"inject"`` is returned; a delivered one
-    is just marked seen (``"seen"``); otherwise nothing changes (None)."""
+def notifications_read(*, ids: list[str], signal_ids: dict[str, str], now: datetime | None = None) -> dict[str, str]:
+    """The inbox tool read records (one transaction). A pending, unclaimed record whose id is in
+    ``signal_ids`` is marked seen with that id as the signal that carries it (the caller injects it):
+    ``"inject"``. A delivered record (or a pending one already carried by a signal) is just marked
+    seen: ``"seen"``. Any other record is left as it is and missing from the result.
+
+    Returns ``{record_id: "inject" | "seen"}``."""
     now = now or timezone.now()
+    seen = {"status": NotificationRecord.Status.SEEN, "seen_at": now, "next_due_at": None, "updated_at": now}
+    carried = Q(status=NotificationRecord.Status.DELIVERED) | Q(status=PENDING, delivered_signal_id__isnull=False)
+    outcome: dict[str, str] = {}
     with transaction.atomic():
-        if NotificationRecord.objects.filter(pk=record_id, status=PENDING).filter(_unclaimed(now)).update(
-                status=NotificationRecord.Status.SEEN, seen_at=now, delivered_signal_id=signal_id, next_due_at=None,
-                updated_at=now):
-            return "inject"
-        if NotificationRecord.objects.filter(pk=record_id, status=NotificationRecord.Status.DELIVERED).update(
-                status=NotificationRecord.Status.SEEN, seen_at=now, updated_at=now):
-            return "seen"
-    return None
+        for record_id in ids:
+            signal_id = signal_ids.get(record_id)
+            if signal_id and NotificationRecord.objects.filter(
+                    _unclaimed(now), pk=record_id, status=PENDING, delivered_signal_id__isnull=True).update(
+                    delivered_signal_id=signal_id, **seen):
+                outcome[record_id] = "inject"
+            elif NotificationRecord.objects.filter(carried, pk=record_id).update(**seen):
+                outcome[record_id] = "seen"
+    return outcome
 
 
 def notifications_deliver_now(*, ids: list[str], now: datetime | None = None) -> int:

@@ -3,9 +3,10 @@
 Each method runs one service or selector (one transaction) in a worker thread. They run with
 ``thread_sensitive=False``: each call is self-contained (it holds no connection state between calls),
 so notifications for different threads are stored in parallel, on the executor's threads and their
-own database connections, instead of queueing behind every other ORM call of the process. The first
-use in an event loop also starts the in-process dispatcher there when it is enabled
-(``inbox.scheduler``).
+own database connections, instead of queueing behind every other ORM call of the process. A store
+built with ``on_use`` calls it on each ``ingest`` (the inbox app passes
+``inbox.scheduler.ensure_notification_scheduler``, which starts the in-process dispatcher once per
+event loop when it is enabled); the store itself knows nothing of the dispatcher.
 
 **Group commit.** ``send_notification_signal`` goes through ``ingest_planned`` and
 ``update_grouped``: the calls of one event loop are queued, and everything that arrives while a
@@ -20,14 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from typing import Any, Callable
 
 from asgiref.sync import sync_to_async
 from django.db import connection
 
 from agents.coordination import DjangoThreadStore
 
-from .scheduler import ensure_notification_scheduler
-from .selectors import notifications_pending_in_thread
 from .services import notifications_group_commit, notifications_ingest, notifications_update
 
 #: the most notifications (ingests) plus record updates one group commit takes
@@ -48,7 +48,6 @@ def _worker(func):
 
 _ingest = _worker(notifications_ingest)
 _update = _worker(notifications_update)
-_thread_pending = _worker(notifications_pending_in_thread)
 _group_commit = _worker(notifications_group_commit)
 
 
@@ -125,15 +124,22 @@ def _group() -> _GroupCommit:
 
 
 class DjangoNotificationStore:
+    def __init__(self, *, on_use: Callable[[], Any] | None = None):
+        self.on_use = on_use
+
+    def _used(self) -> None:
+        if self.on_use is not None:
+            self.on_use()
+
     async def ingest(self, **kwargs):
-        ensure_notification_scheduler()
+        self._used()
         return await _ingest(**kwargs)
 
     async def ingest_planned(self, *, thread_key: str, thread_store, plan=None, **call) -> dict:
         """``ingest`` in the loop's group commit. The thread's state is read in the same transaction
         when ``thread_store`` is the ORM's (``agents.coordination.DjangoThreadStore``), and ``plan``
         runs there; otherwise the outcome has no ``"thread"`` (the caller reads it)."""
-        ensure_notification_scheduler()
+        self._used()
         if isinstance(thread_store, DjangoThreadStore):
             call.update(thread_key=thread_key, plan=plan)
         return await _group().submit("ingest", call)
@@ -144,6 +150,3 @@ class DjangoNotificationStore:
 
     async def update(self, **kwargs):
         return await _update(**kwargs)
-
-    async def thread_pending(self, **kwargs):
-        return await _thread_pending(**kwargs)

@@ -8,6 +8,10 @@ from asgiref.sync import async_to_sync
 from celery import shared_task
 from django.conf import settings
 
+from agents.runtime.threads import get_thread_runtime
+
+from .dispatcher import dispatch_due_notifications
+
 logger = logging.getLogger(__name__)
 
 #: how long a task waits, after dispatching, for the thread runs it woke to finish in this worker
@@ -15,10 +19,6 @@ RUN_DRAIN_TIMEOUT_S = 600
 
 
 async def _dispatch_and_drain() -> dict:
-    from agents.runtime.threads import get_thread_runtime
-
-    from .dispatcher import dispatch_due_notifications
-
     stats = await dispatch_due_notifications()
     # woken runs execute on this event loop: let them finish before async_to_sync closes it
     await get_thread_runtime().drain_background(timeout=RUN_DRAIN_TIMEOUT_S)

@@ -1,9 +1,14 @@
 """``create_notification_inbox_tool()``: one tool for the inbox instead of many CRUD tools.
 
-Actions: ``list`` (default: pending records), ``read`` (injects the full notification signal into the
-current run and marks the record ``seen``; a record already delivered is just marked seen),
-``markSeen``, ``dismiss``, ``archive``, ``search``. The tool sees the records of its run's resource
-(and thread, unless ``thread_id`` names another thread of the same resource). Notification content
+Actions: ``list`` (default: pending records), ``read``, ``markSeen``, ``dismiss``, ``archive``,
+``search``. ``read`` works as Mastra's: with an ``id`` on that record, without one on every pending or
+delivered record of the thread (filtered by ``status``, ``priority``, ``source``, at most ``limit``).
+A record no signal carried yet is injected into the current run as a full notification
+(``status="delivered"`` in its XML) and marked ``seen``; one a signal carried already is just marked
+``seen``. It answers ``{message, delivered, markedSeen, unavailable, alreadyRead}``.
+
+The tool sees the records of its run's resource (and thread, unless ``thread_id`` names another
+thread of the same resource). Notification content
 reaches the model as a signal, not as tool output; tool results are small dicts with counts.
 """
 
@@ -20,11 +25,13 @@ from agents.runtime.notifications import PRIORITIES, STATUSES, notification_sign
 from agents.runtime.tools import Tool
 
 from .selectors import notification_counts, notification_get, notification_list
-from .services import notification_archive, notification_dismiss, notification_mark_seen, notification_read
+from .services import notification_archive, notification_dismiss, notification_mark_seen, notifications_read
 
 ACTIONS = ("list", "read", "markSeen", "dismiss", "archive", "search")
 TOOL_ID = "notification-inbox"
 DEFAULT_LIMIT = 20
+#: the statuses ``read`` delivers (Mastra's readable records)
+READABLE = ("pending", "delivered")
 
 INPUT_SCHEMA = {
     "type": "object",
@@ -45,8 +52,9 @@ INPUT_SCHEMA = {
 
 DESCRIPTION = (
     "The notification inbox of this conversation. Use 'list' or 'search' to see notifications, 'read' with "
-    "an id to receive one in full (it arrives as a <notification> signal), and 'markSeen', 'dismiss' or "
-    "'archive' with an id to file it. Use 'read' after a <notification-summary> when you need the records."
+    "an id to receive one in full, or without an id to receive every unread one (they arrive as <notification> "
+    "signals), and 'markSeen', 'dismiss' or 'archive' with an id to file it. Use 'read' after a "
+    "<notification-summary> when you need the records."
 )
 
 
@@ -90,24 +98,52 @@ async def execute_inbox_action(input: dict, context: Any) -> dict:
         counts = await sync_to_async(notification_counts)(resource_id=resource_id, thread_id=thread_id)
         return {"action": action, "count": len(records), "total": total, "counts": counts,
                 "notifications": [_item(r) for r in records]}
+    if action == "read":
+        return await read_notifications(input, context, resource_id=resource_id, thread_id=thread_id)
     record_id = _need_id(action, input.get("id"))
     record = await _get(record_id, resource_id, thread_id)
-    if action == "read":
-        send_signal = getattr(context, "send_signal", None)
-        if send_signal is None:
-            raise NotificationError("'read' injects the notification into a run; call it from an agent run",
-                                    code="no_active_run")
-        signal_id = new_id()
-        outcome = await sync_to_async(notification_read)(record_id=record_id, signal_id=signal_id)
-        if outcome == "inject":
-            await send_signal(notification_signal(record, status="seen", signal_id=signal_id))
-        status = "seen" if outcome else record["status"]
-        return {"action": "read", "id": record_id, "status": status, "injected": outcome == "inject",
-                "signal_id": signal_id if outcome == "inject" else None}
     service, status = {"markSeen": (notification_mark_seen, "seen"), "dismiss": (notification_dismiss, "dismissed"),
                        "archive": (notification_archive, "archived")}[action]
     updated = await sync_to_async(service)(ids=[record_id])
     return {"action": action, "id": record_id, "updated": bool(updated), "status": status if updated else record["status"]}
+
+
+def read_message(delivered: int) -> str:
+    """Mastra's answer to ``read``."""
+    if delivered == 0:
+        return "No unread notifications needed delivery."
+    return f"{delivered} notification{'' if delivered == 1 else 's'} will now be delivered."
+
+
+async def read_notifications(input: dict, context: Any, *, resource_id: str | None, thread_id: str | None) -> dict:
+    """The ``read`` action: the record named by ``id``, else the thread's readable records. Records are
+    marked first (one transaction, ``inbox.services.notifications_read``), then the full
+    notifications go out through the run's ``send_signal``: a record is injected once, whoever else
+    reads it meanwhile. Without a run to inject into, a record no signal carried is ``unavailable``
+    and stays as it is."""
+    if input.get("id"):
+        records = [await _get(input["id"], resource_id, thread_id)]
+    else:
+        records, _ = await sync_to_async(notification_list)(
+            resource_id=resource_id, thread_id=thread_id, status=[input["status"]] if input.get("status") else
+            list(READABLE), priority=input.get("priority"), source=input.get("source"),
+            limit=input.get("limit") or DEFAULT_LIMIT)
+    send_signal = getattr(context, "send_signal", None)
+    readable = [r for r in records if r["status"] in READABLE]
+    signal_ids = ({r["id"]: new_id() for r in readable if not r["delivered_signal_id"]}
+                  if send_signal is not None else {})
+    outcome = await sync_to_async(notifications_read)(ids=[r["id"] for r in readable], signal_ids=signal_ids)
+    counts = {"delivered": 0, "markedSeen": 0, "unavailable": 0, "alreadyRead": len(records) - len(readable)}
+    for record in readable:
+        done = outcome.get(record["id"])
+        if done == "inject":
+            await send_signal(notification_signal(record, status="delivered", signal_id=signal_ids[record["id"]]))
+            counts["delivered"] += 1
+        elif done == "seen":
+            counts["markedSeen"] += 1
+        else:
+            counts["unavailable"] += 1
+    return {"message": read_message(counts["delivered"]), **counts}
 
 
 def create_notification_inbox_tool(*, id: str = TOOL_ID, description: str = DESCRIPTION) -> Tool:

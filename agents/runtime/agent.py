@@ -447,7 +447,6 @@ class Agent:
 
         return get_thread_runtime()
 
-    _thread_runtime = thread_runtime  # the name callers outside the runtime used before
 
     async def start_thread_stream(self, messages: list[dict], options: dict, *, on_chunk: Callable,
                                   finalize: Callable, hooks: ThreadHooks,

@@ -380,8 +380,8 @@ class ThreadRuntime:
         ``transient`` signal is never stored in the history, so where a branch would persist it,
         it is discarded."""
         self._agents[agent.id] = agent
-        if_active = _branch(if_active, IF_ACTIVE, "if_active")
-        if_idle = _branch(if_idle, IF_IDLE, "if_idle")
+        if_active = parse_branch(if_active, IF_ACTIVE, "if_active")
+        if_idle = parse_branch(if_idle, IF_IDLE, "if_idle")
         if run_id is not None and not isinstance(run_id, str):
             raise SignalError("run_id must be a string", code="invalid_target")
         if (resource_id is None) != (thread_id is None):
@@ -755,7 +755,7 @@ def _base_seq(state: dict, held: list[dict] | None) -> int:
     return base
 
 
-def _branch(value: Any, behaviors: tuple, name: str) -> dict:
+def parse_branch(value: Any, behaviors: tuple, name: str) -> dict:
     if value is None:
         return {"behavior": behaviors[0], "attributes": {}}
     if not isinstance(value, dict):

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.models import Message, Thread, ThreadInput
 from agents.runtime.mastra import AgentNotFound
+from agents.runtime.notifications.validation import iso_z
 from inbox.dispatcher import dispatch_due_notifications
 from inbox.models import NotificationRecord, new_record_id
 
@@ -56,7 +57,7 @@ def drain(sub) -> list[dict]:
 
 async def test_a_high_notification_summarised_while_active_is_delivered_in_full_once_idle(make_agent, make_busy,
                                                                                           settle):
-    agent = make_agent(delay_ms=30)
+    agent = make_agent(delay_ms=300)
     sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
     busy = await make_busy(agent, "u1", "t1")
     result = await agent.send_notification_signal(
@@ -209,7 +210,7 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
 
 async def test_a_due_delivery_for_an_active_thread_goes_into_the_run_unless_it_waits_for_idle(make_agent, make_busy,
                                                                                               settle):
-    agent = make_agent(delay_ms=100)
+    agent = make_agent(delay_ms=400)
     busy = await make_busy(agent, "u1", "t1")
     now = timezone.now()
     deferred = await make_record(priority="medium", deliver_at=now - timedelta(seconds=1))
@@ -262,3 +263,67 @@ async def test_the_asgi_wrapper_starts_the_scheduler_on_the_first_connection(set
     await wrapped({"type": "lifespan"}, None, None)
     await wrapped({"type": "http"}, None, None)
     assert calls == ["lifespan", "http"] and started == [True]
+
+
+async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, make_busy, settle):
+    """Mastra's scenario: each priority sent while a run is active, then the dispatcher once the
+    thread is idle (behaviour.out.txt 8b and 8c)."""
+    agent = make_agent(delay_ms=500)
+    busy = await make_busy(agent, "u1", "t1")
+    base = {"source": "github", "kind": "ci-status", "attributes": {"branch": "main"}}
+    sent = {}
+    for priority in ("low", "medium", "high", "urgent"):
+        sent[priority] = await agent.send_notification_signal(
+            {**base, "priority": priority, "summary": f"CI failed on main ({priority}, active)."},
+            resource_id="u1", thread_id="t1")
+    assert [sent[p].action for p in ("low", "medium", "high", "urgent")] == [None, "deliver", "deliver", "deliver"]
+    assert {sent[p].run_id for p in ("medium", "high", "urgent")} == {busy.run_id}
+    await busy.output.get_full_output()
+    await settle()
+    rows = {p: await row(sent[p].record["id"]) for p in sent}
+    state = {p: (r.status, r.deliver_at is not None, r.summary_at is not None, bool(r.summary_signal_id),
+                 bool(r.delivered_signal_id), r.delivery_reason) for p, r in rows.items()}
+    assert state == {  # Mastra's "notification records on T8-active"
+        "low": ("pending", False, True, False, False, "active-batch-summary"),
+        "medium": ("pending", False, False, True, False, "active-batch-summary"),
+        "high": ("pending", True, False, True, False, "active-high-summary-then-full"),
+        "urgent": ("delivered", False, False, False, True, "urgent"),
+    }
+    sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
+    now = timezone.now() + timedelta(seconds=1)
+    stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
+    await settle()
+    assert (stats["delivered"], stats["summarised"], stats["failed"]) == (1, 1, 0)
+    echoes = [c["data"] for c in drain(sub) if c["type"] == "data-signal"]
+    sub.unsubscribe()
+    high, low = rows["high"].id, rows["low"].id
+    # the high record in full (its metadata carries the dispatcher's clock), then the low summary
+    assert [e["tagName"] for e in echoes] == ["notification", "notification-summary"]
+    assert echoes[0]["metadata"] == {"notification": {
+        "signal": "notification", "recordId": high, "source": "github", "kind": "ci-status", "priority": "high",
+        "status": "delivered", "deliveredAt": iso_z(now)}}
+    assert (echoes[1]["attributes"], echoes[1]["contents"]) == ({"pending": 1, "priority": "low"}, "github: 1")
+    assert echoes[1]["metadata"]["notification"] == {
+        "signal": "summary", "pending": 1, "groups": [{"source": "github", "count": 1}], "byPriority": {"low": 1},
+        "notificationIds": [low], "priority": "low"}
+    after = {p: await row(sent[p].record["id"]) for p in sent}
+    assert (after["high"].status, after["high"].delivered_signal_id) == ("delivered", echoes[0]["id"])
+    assert (after["low"].status, after["low"].summary_signal_id, after["low"].summary_at) == (
+        "pending", echoes[1]["id"], None)
+    assert (after["medium"].status, after["medium"].summary_signal_id) == ("pending", rows["medium"].summary_signal_id)
+
+
+async def test_the_installed_store_starts_the_scheduler_on_first_use(make_agent, monkeypatch, settle):
+    from agents.runtime.notifications import get_notification_store
+    from inbox import scheduler
+    from inbox.store import DjangoNotificationStore
+
+    store = get_notification_store()
+    assert isinstance(store, DjangoNotificationStore) and store.on_use is scheduler.ensure_notification_scheduler
+    started = []
+    monkeypatch.setattr(store, "on_use", lambda: started.append(True))
+    agent = make_agent(policy={"default": "persist"})
+    await agent.send_notification_signal({"source": "github", "kind": "ci", "summary": "x"}, resource_id="u1",
+                                         thread_id="t1")
+    assert started == [True]
+    await settle()

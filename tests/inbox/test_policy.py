@@ -22,20 +22,31 @@ def record(**overrides) -> dict:
     return {**base, **overrides}
 
 
-# -- the built-in table ------------------------------------------------------------------------
+# -- the built-in table: Mastra's defaultNotificationDeliveryDecision, reason codes and timing ---------
 @pytest.mark.parametrize("priority, active, expected", [
-    ("urgent", False, NotificationDecision("deliver", reason="urgent while idle: deliver now")),
-    ("urgent", True, NotificationDecision("deliver", reason="urgent while active: deliver now")),
-    ("high", False, NotificationDecision("deliver", reason="high while idle: deliver now")),
-    ("high", True, NotificationDecision("summarize", deliver_when_idle=True,
-                                        reason="high while active: summary now, full notification once idle")),
-    ("medium", False, NotificationDecision("deliver", reason="medium while idle: deliver now")),
-    ("medium", True, NotificationDecision("summarize", reason="medium while active: summary")),
-    ("low", False, NotificationDecision("summarize", reason="low while idle: summary")),
-    ("low", True, NotificationDecision("summarize", reason="low while active: summary")),
+    ("urgent", False, {"action": "deliver", "reason": "urgent"}),
+    ("urgent", True, {"action": "deliver", "reason": "urgent"}),
+    ("high", False, {"action": "deliver", "reason": "idle-high"}),
+    ("high", True, {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z",
+                    "deliverAt": "2026-01-05T09:00:00.000Z", "reason": "active-high-summary-then-full"}),
+    ("medium", False, {"action": "deliver", "reason": "idle-medium"}),
+    ("medium", True, {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z",
+                      "reason": "active-batch-summary"}),
+    ("low", False, {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z", "reason": "idle-low-summary"}),
+    ("low", True, {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z",
+                   "reason": "active-batch-summary"}),
 ])
-def test_the_default_table_decides_by_priority_and_thread_state(priority, active, expected):
-    assert default_decision(priority, active) == expected
+def test_the_default_table_decides_by_priority_and_thread_state_as_mastra(priority, active, expected):
+    decision = default_decision(priority, active, NOW)
+    assert decision.to_dict() == expected
+    assert list(decision.to_dict()) == list(expected)  # Mastra's key order
+
+
+def test_decision_times_are_written_as_javascript_writes_them():
+    decision = NotificationDecision("summarize", summary_at=datetime(2026, 11, 29, 17, 40, 48, 363999,
+                                                                     tzinfo=timezone.utc), reason="idle-low-summary")
+    assert decision.to_dict() == {"action": "summarize", "summaryAt": "2026-11-29T17:40:48.363Z",
+                                  "reason": "idle-low-summary"}
 
 
 # -- precedence: decide() → sources → priorities → default → built-in ----------------------------
@@ -67,13 +78,16 @@ async def test_relative_and_iso_times_resolve_against_now():
                                           level="default")
     later = await resolve_decision(policy, record(priority="low"), True, NOW)
     assert later.deliver_at == datetime(2026, 1, 5, 17, 0, tzinfo=timezone.utc)
-    assert later.reason == "priority: defer"
+    assert later.reason is None  # a rule without a reason gives none, as in Mastra
+    assert later.to_dict() == {"action": "defer", "deliverAt": "2026-01-05T17:00:00.000Z"}
 
 
 @pytest.mark.asyncio
 async def test_without_a_policy_the_built_in_table_decides():
     decision = await resolve_decision(None, record(priority="high"), True, NOW)
-    assert decision.level == "builtin" and decision.deliver_when_idle
+    assert decision.level == "builtin"
+    assert decision == NotificationDecision("summarize", summary_at=NOW, deliver_at=NOW,
+                                            reason="active-high-summary-then-full")
 
 
 @pytest.mark.asyncio
@@ -104,8 +118,8 @@ async def test_a_decide_that_fails_falls_back_to_the_default_decision_and_logs(d
     with caplog.at_level(logging.WARNING, logger="agents.runtime.notifications"):
         decision = await resolve_decision(policy, record(priority="medium"), True, NOW)
     assert decision.action == "summarize" and decision.level == "fallback"
-    assert decision.reason.startswith("decide() failed (")
-    assert decision.reason.endswith("medium while active: summary")
+    assert decision.to_dict() == {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z",
+                                  "reason": "active-batch-summary"}
     assert "decide() failed for notification ntf_1" in caplog.text
 
 
@@ -164,10 +178,11 @@ def test_a_notification_is_normalised_with_camel_case_keys_and_a_default_priorit
 
 # -- XML ---------------------------------------------------------------------------------------
 def test_a_full_notification_renders_custom_attributes_first_then_the_standard_ones():
+    # as a JavaScript spread: a custom key that collides keeps its first position, with the core value
     rec = record(attributes={"repo": "acme/app", "id": "ignored", "draft": False}, coalesced_count=3,
                  summary='Build <main> & "tests" failed')
     assert notification_xml(rec) == (
-        '<notification repo="acme/app" draft="false" id="ntf_1" source="github" type="ci-status" '
+        '<notification repo="acme/app" id="ntf_1" draft="false" source="github" type="ci-status" '
         'kind="ci-status" priority="medium" status="delivered" coalescedCount="3">'
         'Build &lt;main&gt; &amp; "tests" failed</notification>')
 
@@ -180,9 +195,16 @@ def test_coalesced_count_appears_only_above_one():
 
 def test_a_summary_counts_pending_records_by_sorted_source_with_the_highest_priority():
     records = [record(id="1", source="slack", priority="low"), record(id="2", source="github", priority="high"),
-               record(id="3", source="github", priority="medium"), record(id="4", source="email", priority="low")]
+               record(id="3", source="github", priority="medium"), record(id="4", source="email", priority="low"),
+               record(id="5", source="zulip", priority="urgent", status="delivered")]  # not pending: not counted
     assert summary_xml(records) == ('<notification-summary pending="4" priority="high">'
                                     'email: 1, github: 2, slack: 1</notification-summary>')
+
+
+def test_a_summary_over_no_pending_record_says_so():
+    assert summary_xml([]) == '<notification-summary pending="0">No pending notifications</notification-summary>'
+    assert summary_xml([record(status="seen")]) == (
+        '<notification-summary pending="0">No pending notifications</notification-summary>')
 
 
 # -- dispatcher planning -----------------------------------------------------------------------
@@ -203,3 +225,17 @@ def test_planning_puts_full_deliveries_first_by_priority_and_waits_for_idle_only
     idle = plan_thread_dispatch(records, thread_active=False, now=NOW)
     assert [r["id"] for r in idle.deliver] == ["urgent-full", "high-waits", "high-waits-new", "medium-full"]
     assert [r["id"] for r in idle.summarise] == ["low-digest"] and idle.wait == []
+
+
+def test_a_result_is_written_with_mastras_keys():
+    from agents.runtime.notifications import NotificationResult
+
+    decision = default_decision("low", False, NOW)
+    result = NotificationResult(record=record(summary_at=NOW, priority="low"), decision=decision)
+    assert result.to_dict() == {
+        "record": {**record(priority="low"), "summary_at": "2026-01-05T09:00:00.000Z"},
+        "decision": {"action": "summarize", "summaryAt": "2026-01-05T09:00:00.000Z", "reason": "idle-low-summary"}}
+    woke = NotificationResult(record=record(), decision=default_decision("medium", False, NOW),
+                              signal={"id": "sig-1"}, run_id="run-1", action="wake")
+    assert woke.to_dict() == {"record": record(), "decision": {"action": "deliver", "reason": "idle-medium"},
+                              "runId": "run-1", "signal": {"id": "sig-1"}, "action": "wake"}

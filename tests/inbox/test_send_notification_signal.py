@@ -10,7 +10,7 @@ import pytest
 from agents.models import Message, Run, ThreadInput
 from agents.runtime import Agent
 from agents.runtime.errors import AgentConfigError, NotificationError, SignalError
-from agents.runtime.notifications import NotificationDecision
+from agents.runtime.notifications.validation import iso_z
 from agents.runtime.signal import render_signal
 from inbox.models import NotificationRecord
 
@@ -33,72 +33,136 @@ async def row(record_id: str) -> NotificationRecord:
     return await NotificationRecord.objects.aget(pk=record_id)
 
 
-# -- the policy table: 4 priorities × idle/active, exact decisions and exact XML -------------------
+# -- the policy table: 4 priorities × idle/active, Mastra's exact decisions, records and XML ---------
+# priority, active, decision (``now`` for the call's clock), what the thread did, what the model sees,
+# record status, and what stays scheduled on the record (deliver_at, summary_at) afterwards
 TABLE = [
-    # priority, active, decision, send action, what the model sees, record status
-    ("urgent", False, NotificationDecision("deliver", reason="urgent while idle: deliver now"), "wake", "full", "delivered"),
-    ("urgent", True, NotificationDecision("deliver", reason="urgent while active: deliver now"), "deliver", "full",
-     "delivered"),
-    ("high", False, NotificationDecision("deliver", reason="high while idle: deliver now"), "wake", "full", "delivered"),
-    ("high", True, NotificationDecision("summarize", deliver_when_idle=True,
-                                        reason="high while active: summary now, full notification once idle"),
-     "deliver", "summary", "pending"),
-    ("medium", False, NotificationDecision("deliver", reason="medium while idle: deliver now"), "wake", "full",
-     "delivered"),
-    ("medium", True, NotificationDecision("summarize", reason="medium while active: summary"), "deliver", "summary",
-     "pending"),
-    ("low", False, NotificationDecision("summarize", reason="low while idle: summary"), "persist", "summary", "pending"),
-    ("low", True, NotificationDecision("summarize", reason="low while active: summary"), "deliver", "summary",
-     "pending"),
+    ("urgent", False, {"action": "deliver", "reason": "urgent"}, "wake", "full", "delivered", (None, None)),
+    ("urgent", True, {"action": "deliver", "reason": "urgent"}, "deliver", "full", "delivered", (None, None)),
+    ("high", False, {"action": "deliver", "reason": "idle-high"}, "wake", "full", "delivered", (None, None)),
+    ("high", True, {"action": "summarize", "summaryAt": "now", "deliverAt": "now",
+                    "reason": "active-high-summary-then-full"}, "deliver", "summary", "pending", ("now", None)),
+    ("medium", False, {"action": "deliver", "reason": "idle-medium"}, "wake", "full", "delivered", (None, None)),
+    ("medium", True, {"action": "summarize", "summaryAt": "now", "reason": "active-batch-summary"}, "deliver",
+     "summary", "pending", (None, None)),
+    # a low summary is never sent at receipt: the record waits for the dispatcher with its summaryAt
+    ("low", False, {"action": "summarize", "summaryAt": "now", "reason": "idle-low-summary"}, None, None, "pending",
+     (None, "now")),
+    ("low", True, {"action": "summarize", "summaryAt": "now", "reason": "active-batch-summary"}, None, None,
+     "pending", (None, "now")),
 ]
 
 
-@pytest.mark.parametrize("priority, active, decision, action, seen, status", TABLE,
+@pytest.mark.parametrize("priority, active, decision, action, seen, status, scheduled", TABLE,
                          ids=[f"{p}-{'active' if a else 'idle'}" for p, a, *_ in TABLE])
-async def test_the_default_policy_table(make_agent, make_busy, settle, priority, active, decision, action, seen,
-                                        status):
-    agent = make_agent(delay_ms=150 if active else 0)
+async def test_the_default_policy_table_as_mastra(make_agent, make_busy, settle, priority, active, decision, action,
+                                                  seen, status, scheduled):
+    agent = make_agent(delay_ms=300 if active else 0)
     busy = await make_busy(agent, "u1", "t1") if active else None
     result = await agent.send_notification_signal({**CI, "priority": priority}, resource_id="u1", thread_id="t1")
     rid = result.record["id"]
-    assert result.decision == decision
+    await settle()
+    stored = await row(rid)
+    now = iso_z(stored.created_at)  # the call's clock
+    assert result.decision.to_dict() == {k: (now if v == "now" else v) for k, v in decision.items()}
     assert result.action == action
+    assert (stored.status, stored.delivery_reason, stored.lock_token) == (status, decision["reason"], "")
+    assert result.record["status"] == status
+    deliver_at, summary_at = scheduled
+    assert (stored.deliver_at and iso_z(stored.deliver_at), stored.summary_at and iso_z(stored.summary_at)) == (
+        deliver_at and now, summary_at and now)
+    if seen is None:  # nothing emitted, nothing in the thread; the dispatcher picks the record up now
+        assert (result.signal, result.run_id) == (None, None)
+        assert stored.next_due_at == stored.summary_at
+        assert await Message.objects.filter(thread_id="t1", role="signal").acount() == 0
+        return
     if busy is not None:
         assert result.run_id == busy.run_id  # into the active run, never a second run
     expected = (full_xml(rid, priority) if seen == "full" else
                 f'<notification-summary pending="1" priority="{priority}">github: 1</notification-summary>')
     assert render_signal(result.signal)["content"] == expected  # what was emitted
-    await settle()
-    stored = await row(rid)
-    assert (stored.status, stored.delivery_reason, stored.lock_token) == (status, decision.reason, "")
-    assert result.record["status"] == status
     if seen == "full":
         assert stored.delivered_signal_id == result.signal["id"] and stored.delivered_at is not None
         assert stored.next_due_at is None and stored.summary_signal_id is None
     else:
-        assert stored.summary_signal_id == result.signal["id"] and stored.summary_at is None
+        assert stored.summary_signal_id == result.signal["id"]
         assert stored.delivered_signal_id is None
-        # only a high record summarised while active is still due for its full delivery
-        assert (stored.deliver_at is not None) == (priority == "high")
+        # only a high record summarised while active is still due for its full delivery, once idle
         assert stored.deliver_when_idle == (priority == "high")
     # what the model received, read back from the thread's history
-    model_saw = await stored_content(result.signal["id"])
-    assert model_saw == expected
+    assert await stored_content(result.signal["id"]) == expected
 
 
-async def test_a_low_summary_never_wakes_an_idle_thread(make_agent, settle):
+async def test_the_echo_of_a_full_notification_carries_mastras_metadata(make_agent, settle):
     agent = make_agent()
     sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
-    result = await agent.send_notification_signal({**CI, "priority": "low"}, resource_id="u1", thread_id="t1")
-    assert result.action == "persist" and result.output is None
+    result = await agent.send_notification_signal({**CI, "attributes": {"branch": "main"}, "metadata": {"pr": 7}},
+                                                  resource_id="u1", thread_id="t1")
     await settle()
     chunks = []
     while sub._buffer:
         chunks.append(sub._buffer.pop(0))
-    assert [c["type"] for c in chunks] == ["start", "data-signal", "finish"]  # the synthetic persist run
-    assert chunks[1]["data"]["tagName"] == "notification-summary"
-    assert await ThreadInput.objects.filter(thread_id="t1").acount() == 0
     sub.unsubscribe()
+    rid = result.record["id"]
+    assert [c["type"] for c in chunks][:3] == ["start", "data-signal", "step-start"]  # the wake's echo
+    assert [c["type"] for c in chunks].count("data-signal") == 1 and chunks[-1]["type"] == "finish"
+    echo = chunks[1]["data"]
+    assert echo["attributes"] == {"branch": "main", "id": rid, "source": "github", "type": "ci-status",
+                                  "kind": "ci-status", "priority": "medium", "status": "delivered"}
+    assert echo["metadata"] == {"pr": 7, "notification": {
+        "signal": "notification", "recordId": rid, "source": "github", "kind": "ci-status", "priority": "medium",
+        "status": "delivered"}}
+    assert (echo["tagName"], echo["contents"], chunks[1]["transient"]) == ("notification", CI["summary"], True)
+
+
+async def test_the_echo_of_a_summary_carries_mastras_metadata(make_agent, make_busy, settle):
+    agent = make_agent(delay_ms=400)
+    await make_busy(agent, "u1", "t1")
+    sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
+    result = await agent.send_notification_signal(CI, resource_id="u1", thread_id="t1")
+    await settle()
+    chunks = []
+    while sub._buffer:
+        chunks.append(sub._buffer.pop(0))
+    sub.unsubscribe()
+    rid = result.record["id"]
+    echo = next(c["data"] for c in chunks if c["type"] == "data-signal")
+    assert (echo["tagName"], echo["contents"], echo["attributes"]) == (
+        "notification-summary", "github: 1", {"pending": 1, "priority": "medium"})
+    assert echo["metadata"] == {
+        "notification": {"signal": "summary", "pending": 1, "groups": [{"source": "github", "count": 1}],
+                         "byPriority": {"medium": 1}, "notificationIds": [rid], "priority": "medium"},
+        "notificationSummary": {"threadId": "t1", "resourceId": "u1", "agentId": "support", "pending": 1,
+                                "bySource": {"github": 1}, "byPriority": {"medium": 1}, "notificationIds": [rid]},
+        "notificationIds": [rid]}
+
+
+async def test_a_low_notification_sends_nothing_until_the_dispatcher_runs(make_agent, settle):
+    from inbox.dispatcher import dispatch_due_notifications
+
+    agent = make_agent()
+    sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
+    result = await agent.send_notification_signal({**CI, "priority": "low"}, resource_id="u1", thread_id="t1")
+    assert (result.signal, result.action, result.output) == (None, None, None)
+    stored = await row(result.record["id"])
+    assert stored.summary_at is not None and stored.next_due_at == stored.summary_at
+    await settle()
+    assert sub._buffer == []  # nothing emitted at receipt
+    stats = await dispatch_due_notifications(now=stored.summary_at, agent_lookup=lambda agent_id: agent)
+    await settle()
+    assert stats["summarised"] == 1
+    chunks = []
+    while sub._buffer:
+        chunks.append(sub._buffer.pop(0))
+    sub.unsubscribe()
+    # a summary of low records persists without waking: Mastra's synthetic run
+    assert [c["type"] for c in chunks] == ["start", "data-signal", "finish"]
+    assert chunks[1]["data"]["attributes"] == {"pending": 1, "priority": "low"}
+    after = await row(stored.id)
+    assert (after.status, after.summary_at, after.summary_signal_id) == ("pending", None, chunks[1]["data"]["id"])
+    assert await stored_content(after.summary_signal_id) == (
+        '<notification-summary pending="1" priority="low">github: 1</notification-summary>')
+    assert await ThreadInput.objects.filter(thread_id="t1").acount() == 0
 
 
 # -- custom policies ---------------------------------------------------------------------------
@@ -119,10 +183,10 @@ async def test_a_custom_policy_decides_at_each_level(make_agent, settle):
     assert (muted.record["status"], muted.signal) == ("discarded", None)
     assert (await row(muted.record["id"])).discarded_at is not None
     assert (kept.record["status"], kept.signal, kept.record["next_due_at"]) == ("pending", None, None)
-    # the urgent summary covers everything pending in the thread's inbox; a summary above low wakes
-    assert summarised.action == "wake"
-    assert await stored_content(summarised.signal["id"]) == (
-        '<notification-summary pending="2" priority="urgent">github: 1, slack: 1</notification-summary>')
+    # Mastra sends a summary at receipt only for medium (and high with a deliverAt) records: an urgent
+    # one is recorded with its summaryAt for the dispatcher
+    assert (summarised.signal, summarised.record["summary_at"]) == (None, summarised.record["created_at"])
+    assert summarised.decision.to_dict() == {"action": "summarize"}
     assert digest.signal is None and digest.record["summary_at"] == digest.record["next_due_at"]
     assert digest.record["summary_at"] - digest.record["created_at"] == timedelta(minutes=30)
 
@@ -213,21 +277,24 @@ async def test_no_coalescing_across_kinds_sources_threads_or_after_delivery(make
 
 
 async def test_a_list_in_gives_a_list_out_with_one_summary_for_the_batch(make_agent, make_busy, settle):
-    agent = make_agent(delay_ms=150)
+    agent = make_agent(delay_ms=500)
     await make_busy(agent, "u1", "t1")
     results = await agent.send_notification_signal([
         {**CI, "priority": "low", "source": "slack", "kind": "mention"},
         {**CI, "priority": "medium"},
         {**CI, "priority": "urgent", "kind": "incident"},
-        {**CI, "priority": "low", "source": "slack", "kind": "mention", "dedupe_key": None},
+        {**CI, "priority": "medium", "source": "slack", "kind": "mention"},
+        {**CI, "priority": "high", "source": "email", "kind": "mail"},
     ], resource_id="u1", thread_id="t1")
-    assert isinstance(results, list) and len(results) == 4
-    assert [r.decision.action for r in results] == ["summarize", "summarize", "deliver", "summarize"]
-    summary_ids = {r.signal["id"] for r in results if r.decision.action == "summarize"}
-    assert len(summary_ids) == 1  # one summary signal for the batch
+    assert isinstance(results, list) and len(results) == 5
+    assert [r.decision.action for r in results] == ["summarize", "summarize", "deliver", "summarize", "summarize"]
+    assert results[0].signal is None  # low: the dispatcher's
+    summary_ids = {r.signal["id"] for r in results[1:] if r.decision.action == "summarize"}
+    assert len(summary_ids) == 1  # one summary signal for the records the batch summarises now
     await settle()
+    # it counts the records it summarises, sources sorted
     assert await stored_content(summary_ids.pop()) == (
-        '<notification-summary pending="3" priority="medium">github: 1, slack: 2</notification-summary>')
+        '<notification-summary pending="3" priority="high">email: 1, github: 1, slack: 1</notification-summary>')
     assert results[2].record["status"] == "delivered"
 
 

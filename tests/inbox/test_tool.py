@@ -101,7 +101,7 @@ async def test_dismissing_twice_changes_nothing_the_second_time(tool):
     assert again == {"action": "markSeen", "id": record.id, "updated": False, "status": "dismissed"}
 
 
-@pytest.mark.parametrize("action", ["read", "markSeen", "dismiss", "archive"])
+@pytest.mark.parametrize("action", ["markSeen", "dismiss", "archive"])
 async def test_actions_on_one_record_need_its_id(tool, action):
     with pytest.raises(NotificationError) as exc:
         await tool.run({"action": action}, context())
@@ -123,7 +123,7 @@ async def test_records_of_another_resource_are_not_found(tool):
 
 async def test_read_injects_the_full_notification_and_marks_it_seen(tool):
     record = await make_record(attributes={"repo": "acme"}, coalesced_count=2, deliver_at=timezone.now(),
-                               next_due_at=timezone.now())
+                               next_due_at=timezone.now(), metadata={"pr": 7})
     injected = []
 
     async def send_signal(signal):
@@ -131,32 +131,66 @@ async def test_read_injects_the_full_notification_and_marks_it_seen(tool):
         return signal
 
     out = await tool.run({"action": "read", "id": record.id}, context(send_signal=send_signal))
-    assert out == {"action": "read", "id": record.id, "status": "seen", "injected": True,
-                   "signal_id": injected[0]["id"]}
+    assert out == {"message": "1 notification will now be delivered.", "delivered": 1, "markedSeen": 0,
+                   "unavailable": 0, "alreadyRead": 0}
+    # Mastra's full notification: status "delivered" in the XML, the record marked seen
     assert injected[0]["attributes"] == {"repo": "acme", "id": record.id, "source": "github", "type": "ci-status",
-                                         "kind": "ci-status", "priority": "medium", "status": "seen",
+                                         "kind": "ci-status", "priority": "medium", "status": "delivered",
                                          "coalescedCount": 2}
+    assert injected[0]["metadata"] == {"pr": 7, "notification": {
+        "signal": "notification", "recordId": record.id, "source": "github", "kind": "ci-status",
+        "priority": "medium", "status": "delivered", "coalescedCount": 2}}
     stored = await NotificationRecord.objects.aget(pk=record.id)
     assert (stored.status, stored.delivered_signal_id, stored.next_due_at) == ("seen", injected[0]["id"], None)
     # already seen: nothing is injected again
     again = await tool.run({"action": "read", "id": record.id}, context(send_signal=send_signal))
-    assert (again["injected"], again["status"], len(injected)) == (False, "seen", 1)
+    assert again == {"message": "No unread notifications needed delivery.", "delivered": 0, "markedSeen": 0,
+                     "unavailable": 0, "alreadyRead": 1}
+    assert len(injected) == 1
+
+
+async def test_read_without_an_id_delivers_every_unread_record_of_the_thread(tool):
+    pending = [await make_record(summary=f"CI failed {i}") for i in range(2)]
+    delivered = await make_record(status="delivered", delivered_signal_id="sig-1")
+    await make_record(status="seen")  # not readable, not listed
+    await make_record(thread_id="t2")  # another thread
+    injected = []
+
+    async def send_signal(signal):
+        injected.append(signal)
+
+    out = await tool.run({"action": "read"}, context(send_signal=send_signal))
+    assert out == {"message": "2 notifications will now be delivered.", "delivered": 2, "markedSeen": 1,
+                   "unavailable": 0, "alreadyRead": 0}
+    # newest first, each a full notification with status="delivered"
+    assert [s["contents"] for s in injected] == ["CI failed 1", "CI failed 0"]
+    assert {s["attributes"]["status"] for s in injected} == {"delivered"}
+    rows = {r.id: r async for r in NotificationRecord.objects.filter(thread_id="t1")}
+    assert [rows[r.id].status for r in pending] == ["seen", "seen"]
+    assert sorted(rows[r.id].delivered_signal_id for r in pending) == sorted(s["id"] for s in injected)
+    assert (rows[delivered.id].status, rows[delivered.id].delivered_signal_id) == ("seen", "sig-1")
+    assert (await NotificationRecord.objects.aget(thread_id="t2")).status == "pending"
+    again = await tool.run({"action": "read"}, context(send_signal=send_signal))
+    assert again == {"message": "No unread notifications needed delivery.", "delivered": 0, "markedSeen": 0,
+                     "unavailable": 0, "alreadyRead": 0}
 
 
 async def test_reading_a_delivered_record_just_marks_it_seen(tool):
     record = await make_record(status="delivered", delivered_signal_id="sig-1")
     injected = []
     out = await tool.run({"action": "read", "id": record.id}, context(send_signal=injected.append))
-    assert (out["injected"], out["status"], injected) == (False, "seen", [])
+    assert out == {"message": "No unread notifications needed delivery.", "delivered": 0, "markedSeen": 1,
+                   "unavailable": 0, "alreadyRead": 0}
+    assert injected == []
     stored = await NotificationRecord.objects.aget(pk=record.id)
     assert (stored.status, stored.delivered_signal_id) == ("seen", "sig-1") and stored.seen_at is not None
 
 
-async def test_read_outside_a_run_is_refused(tool):
+async def test_read_outside_a_run_leaves_an_undelivered_record_unavailable(tool):
     record = await make_record()
-    with pytest.raises(NotificationError) as exc:
-        await tool.run({"action": "read", "id": record.id}, context(send_signal=None))
-    assert exc.value.code == "no_active_run"
+    out = await tool.run({"action": "read", "id": record.id}, context(send_signal=None))
+    assert out == {"message": "No unread notifications needed delivery.", "delivered": 0, "markedSeen": 0,
+                   "unavailable": 1, "alreadyRead": 0}
     assert (await NotificationRecord.objects.aget(pk=record.id)).status == "pending"
 
 
@@ -170,11 +204,33 @@ async def test_an_agent_reads_a_summarised_record_in_its_run_and_it_is_not_deliv
     stored = await NotificationRecord.objects.aget(pk=record.id)
     assert stored.status == "seen"
     xml = (f'<notification id="{record.id}" source="github" type="ci-status" kind="ci-status" priority="high" '
-           'status="seen">Deploy blocked</notification>')
+           'status="delivered">Deploy blocked</notification>')
     assert f"echo: {xml}" in result.text  # the model saw the notification in the same run
     saved = await Message.objects.aget(message_id=stored.delivered_signal_id)
     assert saved.content == xml
     stats = await dispatch_due_notifications(now=timezone.now() + timedelta(hours=1),
                                              agent_lookup=lambda agent_id: agent)
     assert stats["claimed"] == 0
+    await settle()
+
+
+async def test_an_agent_reads_all_unread_records_in_its_run(make_agent, settle):
+    agent = make_agent(tools={"notification-inbox": create_notification_inbox_tool()})
+    first = await make_record(resource_id="u1", summary="Deploy blocked")
+    second = await make_record(resource_id="u1", source="slack", kind="mention", priority="low", summary="Ping")
+    call = json.dumps({"action": "read"})
+    result = await agent.generate(f"/tool notification-inbox {call}", memory={"resource": "u1", "thread": "t1"})
+    assert result.error is None
+    assert result.tool_results[0]["payload"]["result"] == {
+        "message": "2 notifications will now be delivered.", "delivered": 2, "markedSeen": 0, "unavailable": 0,
+        "alreadyRead": 0}
+    for record, xml in (
+            (first, f'<notification id="{first.id}" source="github" type="ci-status" kind="ci-status" '
+                    'priority="medium" status="delivered">Deploy blocked</notification>'),
+            (second, f'<notification id="{second.id}" source="slack" type="mention" kind="mention" '
+                     'priority="low" status="delivered">Ping</notification>')):
+        stored = await NotificationRecord.objects.aget(pk=record.id)
+        assert stored.status == "seen"
+        assert (await Message.objects.aget(message_id=stored.delivered_signal_id)).content == xml
+        assert f"echo: {xml}" in result.text  # the model saw it in the same run
     await settle()

@@ -1,0 +1,130 @@
+"""What a notification is: the priorities and statuses, and the check of one
+``send_notification_signal`` payload (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import NotificationError, SignalError
+from ..signal import check_attributes
+
+PRIORITIES = ("low", "medium", "high", "urgent")
+PRIORITY_RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
+DEFAULT_PRIORITY = "medium"
+STATUSES = ("pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed")
+MAX_NAME = 100
+MAX_KEY = 255
+MAX_SUMMARY = 16_000
+
+#: camelCase spellings accepted for the snake_case keys of notifications and decisions
+ALIASES = {"dedupeKey": "dedupe_key", "coalesceKey": "coalesce_key", "sourceId": "source_id",
+           "deliverAt": "deliver_at", "summaryAt": "summary_at", "streamOptions": "stream_options",
+           "deliverWhenIdle": "deliver_when_idle"}
+NOTIFICATION_KEYS = frozenset({"source", "kind", "priority", "summary", "payload", "dedupe_key", "coalesce_key",
+                               "attributes", "metadata", "source_id"})
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso_z(value: datetime) -> str:
+    """``value`` as JavaScript's ``Date.toISOString()`` writes it (UTC, milliseconds, ``Z``): the
+    form of Mastra's ``summaryAt``, ``deliverAt`` and ``deliveredAt``."""
+    value = value.astimezone(timezone.utc) if value.tzinfo else value
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def snake_keys(data: dict) -> dict:
+    """``data`` with the camelCase keys of :data:`ALIASES` renamed to snake_case."""
+    return {ALIASES.get(k, k): v for k, v in data.items()}
+
+
+def _name(value: Any, field_name: str) -> str:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise NotificationError(f"a notification needs a non-empty {field_name!r}", code=f"missing_{field_name}",
+                                details={"field": field_name})
+    if not isinstance(value, str):
+        raise NotificationError(f"{field_name} must be a string", code="invalid_notification",
+                                details={"field": field_name})
+    if len(value) > MAX_NAME:
+        raise NotificationError(f"{field_name} is longer than {MAX_NAME} characters", code="invalid_notification",
+                                details={"field": field_name})
+    return value
+
+
+def _key(value: Any, field_name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > MAX_KEY:
+        raise NotificationError(f"{field_name} must be a non-empty string of at most {MAX_KEY} characters",
+                                code="invalid_notification", details={"field": field_name})
+    return value
+
+
+def _json(value: Any, field_name: str, code: str) -> Any:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise NotificationError(f"{field_name} must be JSON-serialisable: {exc}", code=code,
+                                details={"field": field_name}) from None
+    return value
+
+
+def validate_notification(notification: Any) -> dict:
+    """Check one ``send_notification_signal`` payload and return it normalised (snake_case keys).
+
+    Raises :class:`NotificationError` (codes ``invalid_notification``, ``missing_source``,
+    ``missing_kind``, ``missing_summary``, ``invalid_priority``, ``invalid_payload``,
+    ``invalid_attributes``, ``invalid_metadata``).
+    """
+    if not isinstance(notification, dict):
+        raise NotificationError("a notification must be a dict with source, kind and summary",
+                                code="invalid_notification")
+    data = snake_keys(notification)
+    unknown = set(data) - NOTIFICATION_KEYS
+    if unknown:
+        raise NotificationError(f"unknown notification key {sorted(unknown)[0]!r}", code="invalid_notification",
+                                details={"field": sorted(unknown)[0]})
+    priority = data.get("priority") or DEFAULT_PRIORITY
+    if priority not in PRIORITY_RANK:
+        raise NotificationError(f"unknown priority {priority!r}: use one of {', '.join(PRIORITIES)}",
+                                code="invalid_priority", details={"field": "priority"})
+    summary = data.get("summary")
+    if summary is None or (isinstance(summary, str) and not summary.strip()):
+        raise NotificationError("a notification needs a non-empty 'summary'", code="missing_summary",
+                                details={"field": "summary"})
+    if not isinstance(summary, str):
+        raise NotificationError("summary must be a string", code="invalid_notification", details={"field": "summary"})
+    if len(summary) > MAX_SUMMARY:
+        raise NotificationError(f"summary is longer than {MAX_SUMMARY} characters", code="invalid_notification",
+                                details={"field": "summary"})
+    try:
+        attributes = check_attributes(data.get("attributes"))
+    except SignalError as exc:
+        raise NotificationError(exc.message, code="invalid_attributes", details={"field": "attributes"}) from None
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise NotificationError("metadata must be a dict", code="invalid_metadata", details={"field": "metadata"})
+    return {
+        "source": _name(data.get("source"), "source"),
+        "kind": _name(data.get("kind"), "kind"),
+        "priority": priority,
+        "summary": summary,
+        "payload": _json(data.get("payload"), "payload", "invalid_payload"),
+        "dedupe_key": _key(data.get("dedupe_key"), "dedupe_key"),
+        "coalesce_key": _key(data.get("coalesce_key"), "coalesce_key"),
+        "source_id": _key(data.get("source_id"), "source_id"),
+        "attributes": attributes,
+        "metadata": _json(dict(metadata or {}), "metadata", "invalid_metadata"),
+    }
+
+
+def validate_target(resource_id: Any, thread_id: Any) -> None:
+    """Raise NotificationError (``missing_target``) unless both ids are non-empty strings."""
+    for name, value in (("resource_id", resource_id), ("thread_id", thread_id)):
+        if not isinstance(value, str) or not value:
+            raise NotificationError(f"{name} must be a non-empty string", code="missing_target",
+                                    details={"field": name})
