@@ -14,8 +14,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.coordination import _is_active as lease_is_active  # the rule of agents.coordination.thread_state
-from agents.models import Message, ThreadInput, ThreadLease
+from agents.threads.activity import thread_states_get
+from agents.models import Message, ThreadInput
 from agents.runtime.notifications import MAX_DELIVERY_ATTEMPTS, PRIORITY_RANK
 
 from .models import RECORD_FIELDS, NotificationRecord, new_record_id
@@ -113,7 +113,7 @@ def notifications_ingest_batch(*, calls: list[dict]) -> list[dict]:
     with transaction.atomic(savepoint=False):
         rows = _coalesce_candidates(calls)
         pool, batch = _Candidates(rows), _BatchWrites(rows)
-        states = _thread_states({call["thread_key"] for call in calls if call.get("thread_key")})
+        states = thread_states_get(keys={call["thread_key"] for call in calls if call.get("thread_key")})
         outcomes = [_ingest_call(call, pool, states, batch) for call in calls]
         batch.write()
     return outcomes
@@ -192,25 +192,6 @@ class _Candidates:
             if found is None or r.created_at < found.created_at:
                 found = r
         return found
-
-
-def _thread_states(keys: set[str]) -> dict[str, dict | None]:
-    """``agents.coordination.thread_state`` for several threads, in one query (read-only)."""
-    if not keys:
-        return {}
-    now = timezone.now()
-    leases = {lease.thread_key: lease for lease in ThreadLease.objects.filter(thread_key__in=sorted(keys))}
-    states: dict[str, dict | None] = {}
-    for key in keys:
-        lease = leases.get(key)
-        if lease is None:
-            states[key] = None
-            continue
-        active = lease_is_active(lease, now)
-        states[key] = {"active_run_id": lease.owner_run_id if active else None,
-                       "status": lease.status if active else "idle", "agent_id": lease.agent_id,
-                       "last_seq": lease.last_seq}
-    return states
 
 
 class _BatchWrites:

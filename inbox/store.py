@@ -26,7 +26,7 @@ from typing import Any, Callable
 from asgiref.sync import sync_to_async
 from django.db import connection
 
-from agents.coordination import DjangoThreadStore
+from agents.threads.store import DjangoThreadStore
 
 from .services import notifications_group_commit, notifications_ingest, notifications_update
 
@@ -137,7 +137,7 @@ class DjangoNotificationStore:
 
     async def ingest_planned(self, *, thread_key: str, thread_store, plan=None, **call) -> dict:
         """``ingest`` in the loop's group commit. The thread's state is read in the same transaction
-        when ``thread_store`` is the ORM's (``agents.coordination.DjangoThreadStore``), and ``plan``
+        when ``thread_store`` is the ORM's (``agents.threads.store.DjangoThreadStore``), and ``plan``
         runs there; otherwise the outcome has no ``"thread"`` (the caller reads it)."""
         self._used()
         if isinstance(thread_store, DjangoThreadStore):

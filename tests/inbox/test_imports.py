@@ -87,13 +87,9 @@ def test_the_dispatcher_store_and_scheduler_import_in_one_direction():
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_no_private_name_is_imported_from_another_module(package):
-    allowed = {  # the thread runtime's seams, reached from one module until they have public names
-        ("agents.runtime.notifications.thread_access", "agents.runtime.threads", "_branch"),
-        ("inbox.services", "agents.coordination", "_is_active"),
-    }
     private = [(name, target, imported) for name, path in modules_of(package).items()
                for target, names in imports_of(name, path) for imported in names
-               if imported.startswith("_") and imported != "__future__" and (name, target, imported) not in allowed]
+               if imported.startswith("_") and imported != "__future__"]
     assert private == []
 
 
