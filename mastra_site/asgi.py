@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels."""
+"""ASGI entry point: HTTP through Django, websockets through Channels; the process's background work
+(thread recovery, notification dispatch) runs from the moment the server starts serving."""
 
 import os
 
@@ -9,8 +10,6 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from mastra_site.workers import start_with_server  # noqa: E402
 
-from inbox.scheduler import NotificationSchedulerMiddleware  # noqa: E402
-
-application = NotificationSchedulerMiddleware(application)  # in-process notification dispatch (embedded default)
+application = start_with_server(ProtocolTypeRouter({"http": django_asgi_app}))

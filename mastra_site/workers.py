@@ -1,0 +1,176 @@
+"""A process's background work: thread recovery and the notification dispatcher.
+
+Two periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+and then every ``interval`` seconds, until :meth:`Workers.stop`:
+
+- ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
+  owner died (its lease expired) or that have waiting inputs and no owner
+  (``ThreadRuntime.recover``). The input a dead run was answering is answered again here, then the
+  inputs queued behind it, in order, each once;
+- ``notification-dispatch`` (every ``MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S``, when
+  ``MASTRA_NOTIFICATION_SCHEDULER`` is on, the default without a Celery broker): delivers the
+  notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
+  Celery beat runs the same dispatch instead.
+
+Where they run:
+
+- every serving process, from the moment it starts serving and before any request:
+  :func:`start_with_server` (called by ``mastra_site.asgi``) hooks the start into daphne's reactor
+  (daphne sends no ASGI lifespan events) and, for other ASGI servers, into the lifespan ``startup``
+  event, with the first connection as a last resort;
+- a worker-only process: ``manage.py run_workers``.
+
+A process that only sends (a management command, a Celery worker) runs none of them; the serving
+and worker processes recover what its runs leave behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from agents.runtime.threads import get_thread_runtime
+from inbox.dispatcher import dispatch_due_notifications
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A periodic job: ``run()`` once at start, then every ``interval()`` seconds while ``enabled()``."""
+
+    name: str
+    run: Callable[[], Awaitable[object]]
+    interval: Callable[[], float]
+    enabled: Callable[[], bool] = lambda: True
+
+
+async def recover_threads() -> None:
+    await get_thread_runtime().recover()
+
+
+async def dispatch_notifications() -> None:
+    await dispatch_due_notifications()
+
+
+JOBS = (
+    Job("thread-recovery", recover_threads, interval=lambda: settings.MASTRA_THREAD_LEASE_TTL_MS / 3000.0),
+    Job("notification-dispatch", dispatch_notifications,
+        interval=lambda: float(settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
+        enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
+)
+
+
+class Workers:
+    """The background jobs of one process, running on one event loop."""
+
+    def __init__(self, jobs: tuple[Job, ...] | list[Job] = JOBS):
+        self.jobs = list(jobs)
+        self.tasks: dict[str, asyncio.Task] = {}
+
+    @property
+    def running(self) -> bool:
+        return any(not task.done() for task in self.tasks.values())
+
+    def start(self) -> None:
+        """Start every enabled job on the running event loop (idempotent)."""
+        loop = asyncio.get_running_loop()
+        for job in self.jobs:
+            if job.name in self.tasks and not self.tasks[job.name].done():
+                continue
+            if not job.enabled():
+                logger.info("background job %s is disabled in this process", job.name)
+                continue
+            self.tasks[job.name] = loop.create_task(_repeat(job), name=f"mastra-{job.name}")
+
+    async def stop(self) -> None:
+        """Cancel the jobs and wait for them to end (a job's current pass is interrupted)."""
+        tasks = list(self.tasks.values())
+        self.tasks.clear()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _repeat(job: Job) -> None:
+    while True:
+        try:
+            await job.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("background job %s failed; it runs again in %.1f s", job.name, job.interval())
+        await asyncio.sleep(job.interval())
+
+
+# -- the serving process -------------------------------------------------------------------------
+_serving: Workers | None = None
+
+
+def serving_workers() -> Workers:
+    """The serving process's workers (one per process)."""
+    global _serving
+    if _serving is None:
+        _serving = Workers()
+    return _serving
+
+
+def start_with_server(application: Callable) -> Callable:
+    """Return ``application`` wrapped so that this process's workers run while it serves.
+
+    Under daphne the workers start when its reactor starts running, before it accepts a connection,
+    and stop before the reactor shuts down. Under a server that sends ASGI lifespan events they start
+    on ``lifespan.startup`` and stop on ``lifespan.shutdown``. Either way the first connection starts
+    them if nothing did.
+    """
+    _hook_daphne()
+    return WorkersMiddleware(application)
+
+
+def _hook_daphne() -> None:
+    reactor = sys.modules.get("twisted.internet.reactor")
+    if reactor is None or not hasattr(reactor, "callWhenRunning"):
+        return  # not inside daphne (its server module installs the asyncio reactor before loading us)
+    from twisted.internet.defer import Deferred
+
+    def started() -> None:
+        loop = asyncio.get_event_loop()  # daphne sets the reactor's asyncio loop as the current loop
+        loop.call_soon(serving_workers().start)
+
+    def stopping():
+        return Deferred.fromFuture(asyncio.ensure_future(serving_workers().stop()))
+
+    reactor.callWhenRunning(started)
+    reactor.addSystemEventTrigger("before", "shutdown", stopping)
+
+
+class WorkersMiddleware:
+    """ASGI wrapper: lifespan events start and stop the workers; any connection starts them."""
+
+    def __init__(self, app: Callable):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
+        workers = serving_workers()
+        if not workers.running:
+            workers.start()
+        return await self.app(scope, receive, send)
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                serving_workers().start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await serving_workers().stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
