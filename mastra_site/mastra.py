@@ -4,6 +4,7 @@ notification dispatcher) finds them here through ``settings.MASTRA``."""
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from datetime import datetime, timezone
 
@@ -17,16 +18,43 @@ _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
+#: The calculator's bounds: results and the operands of ``*`` and ``**`` stay within this many digits,
+#: so that no expression can take the process's time or memory (``9**9**9``) or leave JSON numbers.
+MAX_DIGITS = 300
+
+
+def _digits(value: float) -> float:
+    """Decimal digits of ``value``'s integer part (0 for magnitudes below 1)."""
+    magnitude = abs(value)
+    return math.log10(magnitude) + 1 if magnitude >= 1 else 0.0
+
+
+def _check_size(left: float, right: float, op: ast.operator) -> None:
+    if isinstance(op, ast.Pow):
+        if abs(right) > 100:
+            raise ValueError("exponent too large")
+        if _digits(left) * abs(right) > MAX_DIGITS:
+            raise ValueError(f"result would have more than {MAX_DIGITS} digits")
+    elif isinstance(op, ast.Mult) and _digits(left) + _digits(right) > MAX_DIGITS + 1:
+        raise ValueError(f"result would have more than {MAX_DIGITS} digits")
+
+
 def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        if _digits(node.value) > MAX_DIGITS:
+            raise ValueError(f"numbers are limited to {MAX_DIGITS} digits")
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
         left, right = _evaluate(node.left), _evaluate(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > 100:
-            raise ValueError("exponent too large")
-        return _OPERATORS[type(node.op)](left, right)
+        _check_size(left, right, node.op)
+        value = _OPERATORS[type(node.op)](left, right)
+        if isinstance(value, complex):
+            raise ValueError("the result is not a real number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("the result is too large")
+        return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
         return _OPERATORS[type(node.op)](_evaluate(node.operand))
     raise ValueError("only numbers and + - * / // % ** are allowed")
@@ -36,7 +64,7 @@ def calculate(input: dict) -> dict:
     expression = input["expression"]
     try:
         value = _evaluate(ast.parse(expression, mode="eval"))
-    except (SyntaxError, ZeroDivisionError) as exc:
+    except (SyntaxError, ZeroDivisionError, OverflowError, ValueError) as exc:
         raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
     return {"expression": expression, "value": value}
 

@@ -7,7 +7,13 @@ run goes on), never an exception out of ``generate()``.
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import decimal
 import inspect
+import math
+import sys
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -17,6 +23,10 @@ try:  # pydantic is optional for the runtime; JSON Schema dicts work without it.
     import pydantic
 except ImportError:  # pragma: no cover - pydantic is a declared dependency
     pydantic = None
+
+
+class ToolTimeoutError(Exception):
+    """A tool ran longer than its ``timeout_s``; the model sees it as the tool's error."""
 
 
 class ToolValidationError(Exception):
@@ -84,6 +94,45 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+def strict_json(value: Any) -> Any:
+    """``value`` as strict JSON data (what every store and wire accepts), or ``ValueError``.
+
+    Dates and times become ISO 8601 strings, UUIDs strings, decimals strings (no precision lost), tuples
+    and sets lists. Refused: NaN and infinities, complex numbers, integers too long to print
+    (``sys.get_int_max_str_digits``), non-string keys, bytes and any other object.
+    """
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        try:
+            str(value)  # refuses (fast) past the interpreter's digit limit, as json.dumps would
+        except ValueError:
+            raise ValueError(f"an integer with more than {sys.get_int_max_str_digits()} digits") from None
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError(f"{value!r} is not a JSON number")
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"object key {key!r} is not a string")
+            out[key] = strict_json(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return [strict_json(item) for item in sorted(value, key=repr)]
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (uuid.UUID, decimal.Decimal)):
+        if isinstance(value, decimal.Decimal) and not value.is_finite():
+            raise ValueError(f"{value!r} is not a JSON number")
+        return str(value)
+    raise ValueError(f"a value of type {type(value).__name__} ({value!r:.60})")
+
+
 @dataclass
 class ToolContext:
     """What ``execute(input, context)`` receives besides its input."""
@@ -102,6 +151,9 @@ class ToolContext:
     send_signal: Callable | None = None
 
 
+#: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).
+DEFAULT_TOOL_TIMEOUT_S = 60.0
+
 _EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": True}
 
 
@@ -110,14 +162,18 @@ class Tool:
 
     def __init__(self, *, id: str, description: str = "", input_schema: Any = None,
                  output_schema: Any = None, execute: Callable | None = None,
-                 require_approval: bool = False, provider_options: dict | None = None):
+                 require_approval: bool = False, provider_options: dict | None = None,
+                 timeout_s: float = DEFAULT_TOOL_TIMEOUT_S):
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("tool.id", "must be a non-empty string")
         if execute is not None and not callable(execute):
             raise AgentConfigError(f"tool {id!r}.execute", "must be callable")
         if not isinstance(description, str):
             raise AgentConfigError(f"tool {id!r}.description", "must be a string")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s <= 86_400:
+            raise AgentConfigError(f"tool {id!r}.timeout_s", "must be a number of seconds in (0, 86400]")
         self.id = id
+        self.timeout_s = float(timeout_s)
         self.description = description
         self.input_schema = Schema(input_schema, field_name=f"tool {id!r}.input_schema") if input_schema is not None else None
         self.output_schema = Schema(output_schema, field_name=f"tool {id!r}.output_schema") if output_schema is not None else None
@@ -141,20 +197,38 @@ class Tool:
         return self.input_schema.validate(args)
 
     async def run(self, args: Any, context: ToolContext) -> Any:
-        """Validate, execute and validate the output. Exceptions propagate to the loop."""
+        """Validate, execute and validate the output. Exceptions propagate to the loop.
+
+        A sync ``execute`` runs in a worker thread, so a slow tool never blocks the event loop (lease
+        renewal, other runs, streaming). Either kind ends with :class:`ToolTimeoutError` after
+        ``timeout_s`` seconds; a sync tool's thread cannot be interrupted and finishes in the
+        background, its result discarded. The result must be strict JSON (see :func:`strict_json`).
+        """
         if self.execute is None:
             raise ToolValidationError(f"tool {self.id!r} has no execute function (client tool)")
         value = self.validate_input(args)
         call_args = (value, context) if self._execute_arity >= 2 else (value,)
-        result = self.execute(*call_args)
-        if self._execute_is_async or inspect.isawaitable(result):
-            result = await result
+        try:
+            if self._execute_is_async:
+                result = await asyncio.wait_for(self.execute(*call_args), self.timeout_s)
+            else:
+                result = await asyncio.wait_for(asyncio.to_thread(self._call_sync, call_args), self.timeout_s)
+                if inspect.isawaitable(result):
+                    result = await asyncio.wait_for(result, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise ToolTimeoutError(f"tool {self.id!r} did not finish within {self.timeout_s:g} s") from None
         if self.output_schema is not None:
             try:
                 self.output_schema.validate(to_jsonable(result) if not _is_pydantic_model(self.output_schema.source) else result)
             except ToolValidationError as exc:
                 raise ToolValidationError(f"output does not match the tool's output schema: {exc}") from None
-        return to_jsonable(result)
+        try:
+            return strict_json(to_jsonable(result))
+        except ValueError as exc:
+            raise ToolValidationError(f"output of tool {self.id!r} is not JSON: {exc}") from None
+
+    def _call_sync(self, call_args: tuple) -> Any:
+        return self.execute(*call_args)
 
     def __repr__(self) -> str:
         return f"<Tool {self.id}>"
@@ -176,7 +250,9 @@ def _arity(func: Callable) -> int:
 
 def create_tool(*, id: str, description: str = "", input_schema: Any = None, output_schema: Any = None,
                 execute: Callable | None = None, require_approval: bool = False,
-                provider_options: dict | None = None) -> Tool:
-    """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``."""
+                provider_options: dict | None = None, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> Tool:
+    """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``; a
+    sync one runs in a worker thread. A call running over ``timeout_s`` seconds ends as a tool error."""
     return Tool(id=id, description=description, input_schema=input_schema, output_schema=output_schema,
-                execute=execute, require_approval=require_approval, provider_options=provider_options)
+                execute=execute, require_approval=require_approval, provider_options=provider_options,
+                timeout_s=timeout_s)

@@ -77,9 +77,10 @@ async def test_a_dangerous_expression_ends_as_a_tool_error():
     assert result.finish_reason == "stop"
     [tool_result] = [r["payload"] for r in result.tool_results]
     assert tool_result["isError"] is True
-    assert tool_result["result"] == {"error": "ValueError: only numbers and + - * / // % ** are allowed"}
-    assert result.text == ('echo: tool calculate failed '
-                           '{"error": "ValueError: only numbers and + - * / // % ** are allowed"}')
+    assert tool_result["result"] == {
+        "error": "ValueError: cannot evaluate \"__import__('os')\": only numbers and + - * / // % ** are allowed"}
+    assert result.text == ('echo: tool calculate failed {"error": "ValueError: cannot evaluate \\"__import__(\'os\')'
+                           '\\": only numbers and + - * / // % ** are allowed"}')
 
 
 @pytest.mark.django_db(transaction=True)
@@ -103,3 +104,25 @@ async def test_the_agent_remembers_and_titles_its_threads():
                                              .values_list("role", flat=True)))()
     assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant"]
     assert (await sync_to_async(lambda: Thread.objects.get(pk="ops-thread").title)()) == "echo: hello ops"
+
+
+@pytest.mark.parametrize("expression, problem", [
+    ("(-1)**0.5", "the result is not a real number"),
+    ("9**9**9", "exponent too large"),
+    ("(10**100)**4", "result would have more than 300 digits"),
+    ("9" * 200 + "*" + "9" * 200, "result would have more than 300 digits"),
+    ("1" + "0" * 301, "numbers are limited to 300 digits"),
+    ("1e301", "numbers are limited to 300 digits"),
+    ("1e200*1e200", "result would have more than 300 digits"),
+])
+def test_calculate_refuses_results_that_are_not_bounded_real_numbers(expression, problem):
+    with pytest.raises(ValueError) as info:
+        calculate({"expression": expression})
+    assert str(info.value) == f"cannot evaluate {expression!r}: {problem}"
+
+
+@pytest.mark.asyncio
+async def test_a_complex_result_reaches_the_model_as_a_tool_error():
+    result = await ops_agent.generate('/tool calculate {"expression": "(-1)**0.5"}')
+    assert result.tool_results[0]["payload"]["result"] == {
+        "error": "ValueError: cannot evaluate '(-1)**0.5': the result is not a real number"}
