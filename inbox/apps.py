@@ -9,7 +9,6 @@ class InboxConfig(AppConfig):
     def ready(self) -> None:
         from agents.runtime.notifications import set_notification_store
 
-        from .scheduler import ensure_notification_scheduler
         from .store import DjangoNotificationStore
 
-        set_notification_store(DjangoNotificationStore(on_use=ensure_notification_scheduler))
+        set_notification_store(DjangoNotificationStore())

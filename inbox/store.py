@@ -3,10 +3,9 @@
 Each method runs one service or selector (one transaction) in a worker thread. They run with
 ``thread_sensitive=False``: each call is self-contained (it holds no connection state between calls),
 so notifications for different threads are stored in parallel, on the executor's threads and their
-own database connections, instead of queueing behind every other ORM call of the process. A store
-built with ``on_use`` calls it on each ``ingest`` (the inbox app passes
-``inbox.scheduler.ensure_notification_scheduler``, which starts the in-process dispatcher once per
-event loop when it is enabled); the store itself knows nothing of the dispatcher.
+own database connections, instead of queueing behind every other ORM call of the process. The
+store knows nothing of the dispatcher: records that fall due are delivered by the serving and worker
+processes' background work (``mastra_site.workers``) or by Celery beat.
 
 **Group commit.** ``send_notification_signal`` goes through ``ingest_planned`` and
 ``update_grouped``: the calls of one event loop are queued, and everything that arrives while a
@@ -21,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any, Callable
 
 from asgiref.sync import sync_to_async
 from django.db import connection
@@ -124,22 +122,13 @@ def _group() -> _GroupCommit:
 
 
 class DjangoNotificationStore:
-    def __init__(self, *, on_use: Callable[[], Any] | None = None):
-        self.on_use = on_use
-
-    def _used(self) -> None:
-        if self.on_use is not None:
-            self.on_use()
-
     async def ingest(self, **kwargs):
-        self._used()
         return await _ingest(**kwargs)
 
     async def ingest_planned(self, *, thread_key: str, thread_store, plan=None, **call) -> dict:
         """``ingest`` in the loop's group commit. The thread's state is read in the same transaction
         when ``thread_store`` is the ORM's (``agents.threads.store.DjangoThreadStore``), and ``plan``
         runs there; otherwise the outcome has no ``"thread"`` (the caller reads it)."""
-        self._used()
         if isinstance(thread_store, DjangoThreadStore):
             call.update(thread_key=thread_key, plan=plan)
         return await _group().submit("ingest", call)

@@ -164,7 +164,7 @@ MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_
 # serving processes (the ASGI server's own variable): more than one needs a channel layer that
 # links processes (mastra.E003)
 WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)
-# Due notifications: Celery beat with a broker; the in-process scheduler (inbox.scheduler) without one.
+# Due notifications: Celery beat with a broker; the notification-dispatch job of mastra_site.workers without one.
 MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-notifications": {

@@ -273,7 +273,6 @@ class ThreadRuntime:
         self.active: dict[str, _ActiveRun] = {}
         self._pubsub_unsubs: dict[str, Callable] = {}
         self._tasks: set[asyncio.Task] = set()
-        self._recover_task: asyncio.Task | None = None
         #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
         #: them even when they are not in the site's registry
         self._agents: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
@@ -322,7 +321,6 @@ class ThreadRuntime:
         held, sub._hold = sub._hold, None
         for chunk in held:  # what arrived live meanwhile, after the replay (duplicates dropped by seq)
             sub._accept(chunk)
-        self.ensure_recovery_loop()
         return sub
 
     def _drop(self, sub: ThreadSubscription) -> None:
@@ -703,24 +701,6 @@ class ThreadRuntime:
             await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
             started.append(lease["run_id"])
         return started
-
-    def ensure_recovery_loop(self, interval: float | None = None) -> None:
-        """Run :meth:`recover` every ``interval`` seconds in this process (idempotent)."""
-        if self._recover_task is not None and not self._recover_task.done():
-            return
-        if self.agent_lookup is None:
-            return
-        period = interval if interval is not None else self.lease_ttl_ms / 3000.0
-
-        async def loop():
-            while True:
-                await asyncio.sleep(period)
-                try:
-                    await self.recover()
-                except Exception:
-                    logger.exception("thread recovery failed")
-
-        self._recover_task = asyncio.ensure_future(loop())
 
     async def list_queued(self, resource_id: str, thread_id: str) -> list[dict]:
         return await self.store.list_queued(key=thread_key(resource_id, thread_id))

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from agents.runtime.errors import SignalError
-from thread_harness import (bounded, buffered, collect, counts, finish, history, make_agent, settle, types,
+from tests.agents.thread_harness import (bounded, buffered, collect, counts, finish, history, make_agent, settle, types,
                             user_contents, wait_for_chunk)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import pytest
 from agents.memory import Memory
 from agents.models import Thread
 from agents.runtime.errors import SignalError
-from thread_harness import (bounded, collect, counts, db, finish, history, make_agent, settle, types,
+from tests.agents.thread_harness import (bounded, collect, counts, db, finish, history, make_agent, settle, types,
                             wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,7 @@ import pytest
 
 from agents.models import ThreadLease
 from agents.runtime import ToolApprovalError, create_tool
-from thread_harness import (bounded, collect, counts, db, history, inputs, make_agent, settle, starts,
+from tests.agents.thread_harness import (bounded, collect, counts, db, history, inputs, make_agent, settle, starts,
                             texts_by_run, types, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -33,7 +33,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
-import thread_process_agents as support
+from tests.agents import thread_process_agents as support
 from agents.threads.events import events_append, events_read
 from agents.threads.inputs import input_accept, inputs_drain
 from agents.threads.leases import lease_renew
@@ -143,8 +143,8 @@ async def spawn(transactional_db, tmp_path):
                and not k.startswith("THREAD_TEST_")}
         env.update({
             "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "DATABASE_URL": db_url, "MASTRA":
-            "thread_process_agents:mastra", "MASTRA_THREAD_LEASE_TTL_MS": str(ttl_ms), "LOG_LEVEL": "WARNING",
-            "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), str(ROOT), os.environ.get("PYTHONPATH")) if p),
+            "tests.agents.thread_process_agents:mastra", "MASTRA_THREAD_LEASE_TTL_MS": str(ttl_ms), "LOG_LEVEL": "WARNING",
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
             "THREAD_TEST_MODEL_LOG": str(tmp_path / "calls.jsonl"), "PYTHONUNBUFFERED": "1",
         })
         if redis_url:

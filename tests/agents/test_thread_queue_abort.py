@@ -7,7 +7,7 @@ import pytest
 from agents.runtime.errors import SignalError
 from agents.runtime.providers.echo import EchoModel
 from agents.runtime.testing import ScriptedModel, hang_step
-from thread_harness import (bounded, buffered, collect, ends_run, finish, history, inputs, make_agent, settle, starts,
+from tests.agents.thread_harness import (bounded, buffered, collect, ends_run, finish, history, inputs, make_agent, settle, starts,
                             texts_by_run, types, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -10,7 +10,7 @@ from agents.runtime import create_tool
 from agents.runtime.errors import SignalError
 from agents.runtime.output import AgentOutput
 from agents.runtime.testing import ScriptedModel, text_step
-from thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
+from tests.agents.thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
                             settle, starts, texts_by_run, types, user_contents, wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import pytest
 
 from agents.runtime import create_tool
 from agents.runtime.errors import SignalError
-from thread_harness import (bounded, buffered, collect, make_agent, settle, starts, texts_by_run, types,
+from tests.agents.thread_harness import (bounded, buffered, collect, make_agent, settle, starts, texts_by_run, types,
                             wait_for_chunk, wait_idle)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

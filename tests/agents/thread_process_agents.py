@@ -1,4 +1,4 @@
-"""Agents shared by the multi-process thread tests (``MASTRA=thread_process_agents:mastra``).
+"""Agents shared by the multi-process thread tests (``MASTRA=tests.agents.thread_process_agents:mastra``).
 
 Every process of a test (the pytest process and the ``thread_worker.py`` subprocesses) imports this
 module, so they all run the same agents. The model writes one JSON line per call to the file named

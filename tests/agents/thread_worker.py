@@ -1,7 +1,7 @@
 """A thread-runtime process for the multi-process tests (``tests/agents/test_thread_processes.py``).
 
 Started as ``python thread_worker.py`` with ``DJANGO_SETTINGS_MODULE``, ``DATABASE_URL``,
-``REDIS_URL`` (optional), ``MASTRA_THREAD_LEASE_TTL_MS`` and ``MASTRA=thread_process_agents:mastra``.
+``REDIS_URL`` (optional), ``MASTRA_THREAD_LEASE_TTL_MS`` and ``MASTRA=tests.agents.thread_process_agents:mastra``.
 It builds the process's thread runtime as the site does (``agents.apps.build_thread_runtime``), prints
 ``{"event": "ready", ...}`` and then serves one JSON command per stdin line, each answered by one JSON
 line on stdout with the same ``id`` (commands run concurrently; runs go on in the background):

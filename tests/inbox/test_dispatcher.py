@@ -229,40 +229,27 @@ async def test_a_due_delivery_for_an_active_thread_goes_into_the_run_unless_it_w
     assert message.content == '<notification-summary pending="1" priority="medium">github: 1</notification-summary>'
 
 
-async def test_the_scheduler_dispatches_in_process(make_agent, settings, monkeypatch, settle):
-    from inbox import dispatcher, scheduler
+async def test_the_workers_dispatch_job_delivers_due_records_in_process(make_agent, settings, monkeypatch, settle):
+    from inbox import dispatcher
+    from mastra_site.workers import JOBS, Job, Workers
 
     agent = make_agent()
     monkeypatch.setattr(dispatcher, "_default_lookup", lookup_for(agent))
+    [job] = [j for j in JOBS if j.name == "notification-dispatch"]
     settings.MASTRA_NOTIFICATION_SCHEDULER = True
+    assert job.enabled()
     record = await make_record(priority="urgent", deliver_at=timezone.now())
-    task = scheduler.ensure_notification_scheduler(interval=0.05)
-    assert scheduler.ensure_notification_scheduler(interval=0.05) is task  # once per loop
+    workers = Workers([Job(job.name, job.run, interval=lambda: 0.05, enabled=job.enabled)])
+    workers.start()
     for _ in range(200):
         if (await row(record.id)).status == "delivered":
             break
         await asyncio.sleep(0.02)
-    scheduler.stop_notification_scheduler()
+    await workers.stop()
     await settle()
     assert (await row(record.id)).status == "delivered"
     settings.MASTRA_NOTIFICATION_SCHEDULER = False
-    assert scheduler.ensure_notification_scheduler() is None
-
-
-async def test_the_asgi_wrapper_starts_the_scheduler_on_the_first_connection(settings, monkeypatch):
-    from inbox import scheduler
-
-    started = []
-    monkeypatch.setattr(scheduler, "ensure_notification_scheduler", lambda: started.append(True))
-    calls = []
-
-    async def app(scope, receive, send):
-        calls.append(scope["type"])
-
-    wrapped = scheduler.NotificationSchedulerMiddleware(app)
-    await wrapped({"type": "lifespan"}, None, None)
-    await wrapped({"type": "http"}, None, None)
-    assert calls == ["lifespan", "http"] and started == [True]
+    assert not job.enabled()
 
 
 async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, make_busy, settle):
@@ -311,19 +298,3 @@ async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, ma
     assert (after["low"].status, after["low"].summary_signal_id, after["low"].summary_at) == (
         "pending", echoes[1]["id"], None)
     assert (after["medium"].status, after["medium"].summary_signal_id) == ("pending", rows["medium"].summary_signal_id)
-
-
-async def test_the_installed_store_starts_the_scheduler_on_first_use(make_agent, monkeypatch, settle):
-    from agents.runtime.notifications import get_notification_store
-    from inbox import scheduler
-    from inbox.store import DjangoNotificationStore
-
-    store = get_notification_store()
-    assert isinstance(store, DjangoNotificationStore) and store.on_use is scheduler.ensure_notification_scheduler
-    started = []
-    monkeypatch.setattr(store, "on_use", lambda: started.append(True))
-    agent = make_agent(policy={"default": "persist"})
-    await agent.send_notification_signal({"source": "github", "kind": "ci", "summary": "x"}, resource_id="u1",
-                                         thread_id="t1")
-    assert started == [True]
-    await settle()

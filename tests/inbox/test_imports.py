@@ -79,10 +79,10 @@ def test_no_import_cycle(package):
     assert cycle(graph(package)) is None
 
 
-def test_the_dispatcher_store_and_scheduler_import_in_one_direction():
+def test_the_dispatcher_and_store_import_in_one_direction():
     edges = graph("inbox")
-    assert "inbox.store" not in edges["inbox.services"] and "inbox.scheduler" not in edges["inbox.store"]
-    assert "inbox.dispatcher" in edges["inbox.scheduler"] and "inbox.store" in edges["inbox.dispatcher"]
+    assert "inbox.store" not in edges["inbox.services"] and "inbox.dispatcher" not in edges["inbox.store"]
+    assert "inbox.store" in edges["inbox.dispatcher"]
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))

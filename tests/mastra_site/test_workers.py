@@ -18,7 +18,7 @@ from agents.models import Run, ThreadInput
 from mastra_site.workers import Job, Workers, WorkersMiddleware
 
 from tests.agents import thread_process_agents as support
-from tests.agents.test_thread_processes import (CRASH_TTL_MS, HERE, ROOT, spawn, user_texts,  # noqa: F401
+from tests.agents.test_thread_processes import (CRASH_TTL_MS, ROOT, spawn, user_texts,  # noqa: F401
                                                 wait_until)
 
 
@@ -111,7 +111,7 @@ def process_env(db_url: str, tmp_path: Path) -> dict:
     env.update({
         "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "DATABASE_URL": db_url,
         "MASTRA": "tests.agents.thread_process_agents:mastra", "MASTRA_THREAD_LEASE_TTL_MS": str(CRASH_TTL_MS),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), str(ROOT), os.environ.get("PYTHONPATH")) if p),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
         "THREAD_TEST_MODEL_LOG": str(tmp_path / "calls.jsonl"), "PYTHONUNBUFFERED": "1",
         "MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S": "3600",
     })
