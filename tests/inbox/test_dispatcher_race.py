@@ -64,9 +64,17 @@ def test_two_dispatchers_never_deliver_a_record_twice(postgres_db, tmp_path):
     script.write_text(DISPATCHER)
     env = {**os.environ, "DATABASE_URL": postgres_db, "MASTRA_NOTIFICATION_SCHEDULER": "0", "PYTHONPATH": str(ROOT)}
     start_at = str(time.time() + 2.0)
-    procs = [subprocess.Popen([sys.executable, str(script), start_at, now.isoformat()], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outputs = [p.communicate(timeout=120) for p in procs]
+    procs = []
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, str(script), start_at, now.isoformat()], cwd=ROOT, env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        outputs = [p.communicate(timeout=120) for p in procs]
+    finally:  # a failed or timed-out run must not leave a dispatcher holding the test database
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
     for proc, (out, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
     stats = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
