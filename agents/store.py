@@ -18,6 +18,7 @@ from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import ToolApprovalError
 from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
+from agents.threads.state import state_signal_record
 
 
 def time_parse(value: str | None) -> datetime:
@@ -129,6 +130,18 @@ def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
     return thread.to_dict() if thread else None
 
 
+def thread_state_signal_record(*, resource_id: str, thread_id: str, state: dict, signal: dict,
+                               window_ids: list[str]) -> dict | None:
+    """A state signal computed in a run, applied to the thread's tracking under the row's lock (see
+    ``agents.threads.state``); a thread not stored (read-only memory) keeps no tracking."""
+    with transaction.atomic():
+        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
+        _check_owner(thread, resource_id)
+        if thread is None:
+            return signal
+        return state_signal_record(thread, state=state, signal=signal, now=timezone.now(), window_ids=window_ids)
+
+
 def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
     return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
 
@@ -187,6 +200,7 @@ amessages_save = async_twin(messages_save)
 athread_set_title = async_twin(thread_set_title)
 athread_get = async_twin(thread_get)
 athread_messages = async_twin(thread_messages)
+athread_state_signal_record = async_twin(thread_state_signal_record)
 arun_record = async_twin(run_record)
 aapproval_save = async_twin(approval_save)
 aapproval_claim = async_twin(approval_claim)
@@ -210,6 +224,9 @@ class DjangoStore:
 
     async def list_messages(self, **kwargs):
         return await athread_messages(**kwargs)
+
+    async def record_state_signal(self, **kwargs):
+        return await athread_state_signal_record(**kwargs)
 
     async def record_run(self, run):
         await arun_record(run)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from .errors import MastraError, ToolApprovalError
 from .signal import is_transient_message
+from .state_tracking import apply_state_signal
 
 
 class ThreadOwnershipError(MastraError):
@@ -45,6 +46,11 @@ class MemoryStore(Protocol):
     async def get_thread(self, *, resource_id: str, thread_id: str) -> dict | None: ...
 
     async def list_messages(self, *, resource_id: str, thread_id: str) -> list[dict]: ...
+
+    async def record_state_signal(self, *, resource_id: str, thread_id: str, state: dict, signal: dict,
+                                  window_ids: list[str]) -> dict | None:
+        """Apply a state signal computed in a run to the thread's tracking (``state_tracking``):
+        None when it is skipped, else the signal with its ``threadId`` and ``version``."""
 
 
 class RunStore(Protocol):
@@ -119,6 +125,18 @@ class InMemoryStore:
         if thread is None or thread["resourceId"] != resource_id:
             return None
         return copy.deepcopy(thread)
+
+    async def record_state_signal(self, *, resource_id, thread_id, state, signal, window_ids):
+        thread = self.threads.get(thread_id)
+        self._check_owner(thread, resource_id)
+        if thread is None:
+            return signal
+        applied = apply_state_signal(thread["metadata"], state=state, signal=signal, thread_id=thread_id,
+                                     now_iso=datetime.now(timezone.utc).isoformat(), window_ids=window_ids)
+        if applied is None:
+            return None
+        recorded, thread["metadata"] = applied
+        return copy.deepcopy(recorded)
 
     async def list_messages(self, *, resource_id, thread_id):
         if await self.get_thread(resource_id=resource_id, thread_id=thread_id) is None:

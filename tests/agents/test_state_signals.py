@@ -371,3 +371,44 @@ async def test_state_processor_is_asked_once_per_model_step():
     assert [c["step_number"] for c in processor.calls] == [0, 1]
     assert result.text == ('echo: tool t returned {"ok": true}\n'
                            'echo: <state>after tool</state>')
+
+
+def states_in(messages: list[dict]) -> list[dict]:
+    return [m["metadata"]["signal"] for m in messages if (m.get("metadata") or {}).get("signal", {}).get("type") == "state"]
+
+
+async def test_state_computed_in_a_run_is_tracked_on_the_thread_as_mastra_does():
+    processor = BrowserState([
+        {"mode": "snapshot", "cache_key": "s1", "contents": "tabs: 1"},
+        {"mode": "delta", "cache_key": "d1", "contents": "tabs: 2"},
+        {"mode": "delta", "cache_key": "d1", "contents": "tabs: 2"},  # current, its copy in the window: skipped
+    ])
+    agent = make_agent(input_processors=[processor], memory=Memory(last_messages=10))
+    await run(agent, "one")
+    await run(agent, "two")
+    r3 = await run(agent, "three")
+    assert r3.text == "echo: three"
+    snapshot, delta = states_in(await history(T))
+    assert [(s["metadata"]["state"]["cacheKey"], s["metadata"]["state"]["version"], s["metadata"]["state"]["threadId"])
+            for s in (snapshot, delta)] == [("s1", 1, T), ("d1", 2, T)]
+    entry = (await tracking())["browser"]
+    assert datetime.fromisoformat(entry.pop("updatedAt"))
+    assert entry == {"currentCacheKey": "d1", "currentMode": "delta", "version": 2, "lastSignalId": delta["id"],
+                     "lastSnapshotSignalId": snapshot["id"],
+                     "activeCopies": [{"id": delta["id"], "cacheKey": "d1", "mode": "delta", "version": 2}]}
+
+
+async def test_a_current_state_whose_copy_left_the_window_is_sent_again_with_its_version():
+    processor = BrowserState([
+        {"mode": "snapshot", "cache_key": "s1", "contents": "tabs: 1"},
+        {"mode": "snapshot", "cache_key": "s1", "contents": "tabs: 1"},
+    ])
+    agent = make_agent(input_processors=[processor], memory=Memory(last_messages=1))  # the window: one message
+    await run(agent, "one")
+    r2 = await run(agent, "two")
+    assert r2.text == "echo: two\necho: <state>tabs: 1</state>"
+    first, second = states_in(await history(T))
+    assert first["id"] != second["id"]
+    assert [s["metadata"]["state"]["version"] for s in (first, second)] == [1, 1]
+    entry = (await tracking())["browser"]
+    assert (entry["version"], entry["lastSignalId"], entry["lastSnapshotSignalId"]) == (1, second["id"], second["id"])

@@ -240,9 +240,18 @@ async def compute_state(run: Any, processor: Any, messages: list[dict], step_num
     if not update:
         return
     signal, tracking = state_to_signal({"id": state_id, **update})
-    current = history[-1]["metadata"].get("state", {}) if history else {}
-    if current.get("cacheKey") == tracking["cache_key"] and current.get("mode") == tracking["mode"]:
-        return
+    memory = run.memory
+    if memory is not None and not memory.get("read_only"):
+        # the thread's tracking decides (Mastra's applyStateSignal with the context window)
+        signal = await memory["store"].record_state_signal(
+            resource_id=memory["resource_id"], thread_id=memory["thread_id"], state=tracking, signal=signal,
+            window_ids=[s.get("id") for s in window])
+        if signal is None:
+            return
+    else:  # no stored thread: the history decides
+        current = state_of(history[-1]) if history else {}
+        if current.get("cacheKey") == tracking["cache_key"] and current.get("mode") == tracking["mode"]:
+            return
     signal["acceptedAt"] = now_iso()
     await run.send(echo_chunk(signal, run.run_id))
     message = render_signal(signal)
