@@ -14,7 +14,8 @@ models' default manager (:class:`StatementManager`: ``ThreadLease.objects.select
 
 Only what the hot path needs: equality and ``IN`` filters joined by AND, ordering by columns, a
 limit, ``FOR UPDATE`` where the backend has it (SQLite locks the database on ``BEGIN IMMEDIATE``),
-inserts that may ignore conflicts, and updates. Anything else goes through the ORM.
+inserts that may ignore conflicts, and updates; for batches of model instances (the inbox's group
+commit), one executemany insert or update by primary key. Anything else goes through the ORM.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.utils import timezone
 
 
@@ -207,6 +208,64 @@ def update(model: type[models.Model], where: dict, values: dict) -> int:
         return cursor.rowcount
 
 
+#: columns whose values go to the database as they are when they hold these types
+#: (``get_db_prep_save`` would return them unchanged); the others (dates, JSON) go through it
+_PLAIN_COLUMNS = frozenset({"CharField", "TextField", "BooleanField", "PositiveIntegerField",
+                            "PositiveSmallIntegerField", "IntegerField", "BigIntegerField"})
+_PLAIN_TYPES = (str, int, bool, type(None))
+
+
+def _instance_values(instance: models.Model, fields: list, db) -> list:
+    """The database values of ``instance``'s ``fields``, as the ORM would send them."""
+    values = []
+    for f in fields:
+        value = getattr(instance, f.attname)
+        if not (type(value) in _PLAIN_TYPES and f.get_internal_type() in _PLAIN_COLUMNS):
+            value = f.get_db_prep_save(value, db)
+        values.append(value)
+    return values
+
+
+@lru_cache(maxsize=64)
+def _update_by_pk_sql(vendor: str, model: type[models.Model], names: tuple) -> str:
+    sets = ", ".join(f"{_quote(model._meta.get_field(name).column)} = %s" for name in names)
+    return f"UPDATE {_quote(model._meta.db_table)} SET {sets} WHERE {_quote(model._meta.pk.column)} = %s"
+
+
+def update_instances(model: type[models.Model], instances: list, names: tuple) -> None:
+    """``UPDATE … SET names WHERE pk = …`` with each instance's values: one executemany (one round
+    trip with psycopg 3's pipeline)."""
+    if not instances:
+        return
+    db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a thread-local lookup per use
+    fields = [model._meta.get_field(name) for name in names]
+    pk = model._meta.pk
+    with db.cursor() as cursor:
+        cursor.executemany(_update_by_pk_sql(db.vendor, model, tuple(names)),
+                           [[*_instance_values(i, fields, db), pk.get_db_prep_value(i.pk, db)] for i in instances])
+
+
+@lru_cache(maxsize=32)
+def _insert_all_sql(vendor: str, model: type[models.Model]) -> str:
+    fields = model._meta.concrete_fields
+    return (f"INSERT INTO {_quote(model._meta.db_table)} ({', '.join(_quote(f.column) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))})")
+
+
+def insert_instances(model: type[models.Model], instances: list) -> None:
+    """``INSERT`` complete, unsaved instances (every concrete field, the primary key included): one
+    executemany of a one-row statement (one round trip with psycopg 3's pipeline; a short statement,
+    so the driver parses it once, where a many-row one longer than 4 kB is parsed on every call)."""
+    if not instances:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    fields = model._meta.concrete_fields
+    with db.cursor() as cursor:
+        cursor.executemany(_insert_all_sql(db.vendor, model), [_instance_values(i, fields, db) for i in instances])
+    for instance in instances:
+        instance._state.adding = False
+
+
 class StatementManager(models.Manager):
     """The default manager of the hot path's models, with this module's statements as methods
     (``ThreadLease.objects.select_row({"thread_key": key}, for_update=True)``): the ORM's queryset
@@ -231,3 +290,9 @@ class StatementManager(models.Manager):
 
     def upsert_row(self, row: dict, *, unique: tuple = ("id",)) -> None:
         upsert(self.model, row, unique=unique)
+
+    def update_instances(self, instances: list, names: tuple) -> None:
+        update_instances(self.model, instances, names)
+
+    def insert_instances(self, instances: list) -> None:
+        insert_instances(self.model, instances)

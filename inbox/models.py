@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from agents.runtime.notifications import PRIORITY_RANK
+from agents.sql import StatementManager
 
 
 def new_record_id() -> str:
@@ -35,6 +36,8 @@ class NotificationRecord(models.Model):
         ARCHIVED = "archived"
         DISCARDED = "discarded"
         FAILED = "failed"
+
+    objects = StatementManager()
 
     id = models.CharField(primary_key=True, max_length=64, default=new_record_id, editable=False)
     agent_id = models.CharField(max_length=255)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -211,7 +211,7 @@ class _BatchWrites:
 
     def write(self) -> None:
         if self.created:
-            _insert(self.created)
+            NotificationRecord.objects.insert_instances(self.created)
         groups: dict[tuple, list[NotificationRecord]] = {}
         for record, names in self.changed.values():
             loaded = self.loaded.get(record.id)
@@ -220,7 +220,7 @@ class _BatchWrites:
             groups.setdefault(tuple(sorted(names)), []).append(record)
         for names, records in groups.items():
             if names:
-                _update_rows(records, names)
+                NotificationRecord.objects.update_instances(records, names)
 
 
 def _ingest_call(call: dict, pool: _Candidates, states: dict, batch: _BatchWrites) -> dict:
@@ -300,67 +300,8 @@ def _apply_plan(call: dict, outcome: dict, records: dict[str, NotificationRecord
 
 def _update_claimed(ids: list[str], fields: dict, token: str | None) -> int:
     """``UPDATE … SET fields WHERE id IN ids [AND lock_token = token]``; returns the rows changed."""
-    meta = NotificationRecord._meta
-    quote = connection.ops.quote_name
-    assignments, params = [], []
-    for name, value in fields.items():
-        field = meta.get_field(name)
-        assignments.append(f"{quote(field.column)} = %s")
-        params.append(field.get_db_prep_save(value, connection))
-    sql = (f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)} "
-           f"WHERE id IN ({', '.join(['%s'] * len(ids))})")
-    if token is not None:
-        sql += " AND lock_token = %s"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *ids, *([token] if token is not None else [])])
-        return cursor.rowcount
-
-
-#: columns whose values go to the database as they are (``get_db_prep_save`` would return them
-#: unchanged when they are of these types); the others (dates, JSON) go through ``get_db_prep_save``
-_PLAIN_COLUMNS = frozenset({"CharField", "TextField", "BooleanField", "PositiveIntegerField",
-                            "PositiveSmallIntegerField"})
-_PLAIN_TYPES = (str, int, bool, type(None))
-
-
-def _db_values(record: NotificationRecord, fields: list, db) -> list:
-    """The database values of ``record``'s ``fields``, as the ORM would send them."""
-    values = []
-    for f in fields:
-        value = getattr(record, f.attname)
-        if not (type(value) in _PLAIN_TYPES and f.get_internal_type() in _PLAIN_COLUMNS):
-            value = f.get_db_prep_save(value, db)
-        values.append(value)
-    return values
-
-
-def _update_rows(records: list[NotificationRecord], names: tuple[str, ...]) -> None:
-    """``UPDATE … SET names WHERE id = …`` with each record's values: one executemany (one round
-    trip with psycopg 3's pipeline)."""
-    db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a thread-local lookup per use
-    meta = NotificationRecord._meta
-    quote = db.ops.quote_name
-    fields = [meta.get_field(name) for name in names]
-    sql = (f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "
-           f"WHERE id = %s")
-    with db.cursor() as cursor:
-        cursor.executemany(sql, [[*_db_values(record, fields, db), record.id] for record in records])
-
-
-def _insert(records: list[NotificationRecord]) -> None:
-    """``INSERT`` the (complete, unsaved) records: one executemany of a one-row statement (one round
-    trip with psycopg 3's pipeline; a short statement, so the driver parses it once, where a
-    many-row one longer than 4 kB is parsed again on every call)."""
-    db = connections[DEFAULT_DB_ALIAS]
-    meta = NotificationRecord._meta
-    quote = db.ops.quote_name
-    fields = meta.concrete_fields
-    sql = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"VALUES ({', '.join(['%s'] * len(fields))})")
-    with db.cursor() as cursor:
-        cursor.executemany(sql, [_db_values(record, fields, db) for record in records])
-    for record in records:
-        record._state.adding = False
+    where = {"id": ids, **({"lock_token": token} if token is not None else {})}
+    return NotificationRecord.objects.update_rows(where, fields)
 
 
 def notifications_update(*, updates: list[dict], token: str) -> int:

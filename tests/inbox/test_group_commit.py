@@ -146,7 +146,7 @@ async def test_an_invalid_call_fails_alone(make_agent):
 @pytest.mark.asyncio
 async def test_a_database_error_fails_the_callers_of_its_batch(make_agent, monkeypatch):
     agent = make_agent(policy={"default": "persist"})
-    insert = inbox.services._insert
+    insert = NotificationRecord.objects.insert_instances
     failures = []
 
     def broken(records):
@@ -155,7 +155,7 @@ async def test_a_database_error_fails_the_callers_of_its_batch(make_agent, monke
             raise DatabaseError("disk full")
         return insert(records)
 
-    monkeypatch.setattr(inbox.services, "_insert", broken)
+    monkeypatch.setattr(NotificationRecord.objects, "insert_instances", broken)
     n = {"source": "github", "kind": "ci", "summary": "CI failed"}
     results = await asyncio.gather(*(agent.send_notification_signal(n, resource_id="u1", thread_id=f"t{i}")
                                      for i in range(3)), return_exceptions=True)
