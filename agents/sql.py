@@ -21,7 +21,7 @@ commit), one executemany insert or update by primary key. Anything else goes thr
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Iterable
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.utils import timezone
