@@ -14,7 +14,7 @@ from django.utils import timezone
 
 import inbox.services
 import inbox.store
-from agents.models import ThreadLease
+from agents.models import Thread, ThreadLease
 from agents.runtime.errors import NotificationError
 from agents.runtime.threads import thread_key
 from inbox.models import NotificationRecord, new_record_id
@@ -199,13 +199,13 @@ def settle_all(records: list[dict], state: dict | None) -> dict:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("calls", [3, 60])
-def test_one_batch_is_four_statements_whatever_the_number_of_calls(calls):
+def test_one_batch_is_five_statements_whatever_the_number_of_calls(calls):
     now = timezone.now()
+    Thread.objects.bulk_create([Thread(id=f"t{i}", resource_id="u1") for i in range(calls)])
     existing = NotificationRecord.objects.create(
         id=new_record_id(), agent_id="a", resource_id="u1", thread_id="t0", source="github", kind="ci",
         summary="old", dedupe_key="k0", created_at=now - timedelta(minutes=1), updated_at=now)
-    ThreadLease.objects.create(thread_key=thread_key("u1", "t1"), resource_id="u1", thread_id="t1",
-                               owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
+    ThreadLease.objects.create(thread_id="t1", owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
     batch = []
     for i in range(calls):
         thread_id = f"t{i}"
@@ -217,8 +217,9 @@ def test_one_batch_is_four_statements_whatever_the_number_of_calls(calls):
         outcomes = notifications_ingest_batch(calls=batch)
     # Django logs an executemany as "<n> times: <sql>"
     statements = [q["sql"].split(" times: ", 1)[-1].split()[0].upper() for q in queries.captured_queries]
-    assert statements == ["SELECT", "SELECT", "INSERT", "UPDATE"]  # candidates, leases, new rows, coalesced rows
-    assert queries.captured_queries[2]["sql"].startswith(f"{2 * calls - 1} times: INSERT")
+    # threads, candidates, leases, new rows, coalesced rows
+    assert statements == ["SELECT", "SELECT", "SELECT", "INSERT", "UPDATE"]
+    assert queries.captured_queries[3]["sql"].startswith(f"{2 * calls - 1} times: INSERT")
 
     assert [o["records"][0]["coalesced"] for o in outcomes] == [True] + [False] * (calls - 1)
     assert outcomes[0]["records"][0]["id"] == existing.id
