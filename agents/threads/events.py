@@ -31,8 +31,9 @@ def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
     ThreadEvent.objects.insert_rows([{"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "",
                                       "chunk": c} for c in chunks])
     lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
-    if lease.last_seq % PRUNE_EVERY < len(chunks):  # prune now and then, not on every write
-        ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - event_retention()).delete()
+    retention = event_retention()
+    if lease.last_seq % min(PRUNE_EVERY, retention) < len(chunks):  # now and then, not on every write
+        ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
 
 
 def events_number(lease: ThreadLease, chunks: list[dict]) -> list[dict]:

@@ -15,7 +15,7 @@ from django.utils import timezone
 import inbox.services
 import inbox.store
 from agents.models import Thread, ThreadLease
-from agents.runtime.errors import NotificationError
+from agents.runtime.errors import NotificationError, SignalError
 from agents.runtime.threads import thread_key
 from inbox.models import NotificationRecord, new_record_id
 from inbox.services import notifications_ingest_batch
@@ -268,3 +268,28 @@ def test_a_failing_plan_leaves_its_call_undecided_and_the_others_planned():
     assert "planned" not in failed and planned["planned"]["seen"] == 1
     assert NotificationRecord.objects.get(pk=failed["records"][0]["id"]).lock_token == "tok0"
     assert NotificationRecord.objects.get(pk=planned["records"][0]["id"]).lock_token == ""
+
+
+@pytest.mark.django_db
+def test_one_call_with_two_dedupe_keys_gives_two_records():
+    now = timezone.now()
+    call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
+            "locked_until": now + timedelta(seconds=60),
+            "notifications": [notification(dedupe_key="a", summary="first"), notification(dedupe_key="b", summary="second")]}
+    [outcome] = notifications_ingest_batch(calls=[call])
+    assert [(r["dedupe_key"], r["summary"], r["coalesced"], r["coalesced_count"]) for r in outcome["records"]] == [
+        ("a", "first", False, 1), ("b", "second", False, 1)]
+    assert sorted(NotificationRecord.objects.values_list("dedupe_key", "thread__resource_id")) == [
+        ("a", "u1"), ("b", "u1")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_notification_for_another_resources_thread_is_refused_and_nothing_is_stored():
+    Thread.objects.create(id="t1", resource_id="someone-else")
+    now = timezone.now()
+    call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
+            "locked_until": now + timedelta(seconds=60), "notifications": [notification()]}
+    with pytest.raises(SignalError) as info:
+        notifications_ingest_batch(calls=[call])
+    assert (info.value.code, info.value.message) == ("thread_resource_mismatch", "thread 't1' belongs to another resource")
+    assert NotificationRecord.objects.count() == 0
