@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
+from agents.runtime.threads import thread_key
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
@@ -29,6 +30,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # viewing only: a POST to the change page is refused (403), whoever sends it
+        return False if request.method == "POST" else super().has_change_permission(request, obj)
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -57,7 +62,7 @@ class ThreadAdmin(admin.ModelAdmin):
     inlines = [MessageInline]
 
     def _lease(self, obj: Thread) -> ThreadLease | None:
-        return ThreadLease.objects.filter(resource_id=obj.resource_id, thread_id=obj.id).first()
+        return ThreadLease.objects.filter(thread=obj).first()
 
     @admin.display(description="lease status")
     def lease_status(self, obj: Thread) -> str:
@@ -81,7 +86,7 @@ class ThreadAdmin(admin.ModelAdmin):
 class RunAdmin(ReadOnlyAdmin):
     list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "started_at", "finished_at")
     list_filter = ("status", "finish_reason", "agent_id")
-    search_fields = ("id", "thread_id", "resource_id")
+    search_fields = ("id", "thread__id", "thread__resource_id")
     readonly_fields = ("thread_link",)
 
     @admin.display(description="thread")
@@ -107,8 +112,9 @@ class ThreadLeaseAdmin(ReadOnlyAdmin):
     list_display = ("thread_link", "resource_id", "agent_id", "status", "active", "owner_run", "token",
                     "expires_at")
     list_filter = ("status", "agent_id")
-    search_fields = ("thread_id", "resource_id", "owner_run_id")
-    readonly_fields = ("thread_link", "active", "owner_run")
+    list_select_related = ("thread",)
+    search_fields = ("thread__id", "thread__resource_id", "owner_run_id")
+    readonly_fields = ("thread_link", "resource_id", "active", "owner_run")
     actions = ("abort_runs",)
 
     @admin.display(description="thread")
@@ -125,16 +131,18 @@ class ThreadLeaseAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Abort the active run of the selected threads")
     def abort_runs(self, request, queryset):
-        aborted = [outcome for key in queryset.values_list("thread_key", flat=True)
-                   if (outcome := run_abort_request(key=key)) is not None]
+        keys = [thread_key(resource_id, thread_id)
+                for thread_id, resource_id in queryset.values_list("thread_id", "thread__resource_id")]
+        aborted = [outcome for key in keys if (outcome := run_abort_request(key=key)) is not None]
         self.message_user(request, f"{len(aborted)} run(s) asked to abort.", messages.SUCCESS)
 
 
 @admin.register(ThreadInput)
 class ThreadInputAdmin(ReadOnlyAdmin):
-    list_display = ("input_id", "thread_link", "agent_id", "kind", "status", "run_id", "consumed_by", "created_at")
-    list_filter = ("kind", "status", "agent_id")
-    search_fields = ("input_id", "thread_id", "resource_id")
+    list_display = ("input_id", "thread_link", "agent_id", "kind", "status", "attempts", "run_id", "consumed_by",
+                    "created_at")
+    list_filter = ("status", "kind", "agent_id")
+    search_fields = ("input_id", "thread__id", "thread__resource_id")
     readonly_fields = ("thread_link",)
     actions = ("cancel_inputs",)
 
@@ -150,5 +158,10 @@ class ThreadInputAdmin(ReadOnlyAdmin):
 
 @admin.register(ThreadEvent)
 class ThreadEventAdmin(ReadOnlyAdmin):
-    list_display = ("thread_key", "seq", "run_id", "created_at")
-    search_fields = ("thread_key", "run_id")
+    list_display = ("thread_link", "seq", "run_id", "created_at")
+    search_fields = ("thread__id", "run_id")
+    readonly_fields = ("thread_link",)
+
+    @admin.display(description="thread")
+    def thread_link(self, obj: ThreadEvent) -> str:
+        return _link("thread", obj.thread_id)

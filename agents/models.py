@@ -76,8 +76,8 @@ class Run(models.Model):
 
     id = models.CharField(primary_key=True, max_length=64)
     agent_id = models.CharField(max_length=255, db_index=True)
-    resource_id = models.CharField(max_length=255, blank=True, null=True)
-    thread_id = models.CharField(max_length=255, blank=True, null=True, db_index=True)
+    #: the memory thread the run answered in (None for a run without memory)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, null=True, blank=True, related_name="runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     finish_reason = models.CharField(max_length=32, blank=True, default="")
     usage = models.JSONField(default=dict, blank=True)
@@ -136,9 +136,7 @@ class ThreadLease(models.Model):
         RUNNING = "running"
         SUSPENDED = "suspended"
 
-    thread_key = models.CharField(primary_key=True, max_length=600)
-    resource_id = models.CharField(max_length=255)
-    thread_id = models.CharField(max_length=255)
+    thread = models.OneToOneField(Thread, primary_key=True, on_delete=models.CASCADE, related_name="lease")
     agent_id = models.CharField(max_length=255, blank=True, default="")
     owner_run_id = models.CharField(max_length=64, null=True, blank=True, db_index=True)
     owner_process = models.CharField(max_length=128, blank=True, default="")
@@ -152,11 +150,20 @@ class ThreadLease(models.Model):
     objects = StatementManager()
 
     def __str__(self) -> str:
-        return f"{self.thread_key} → {self.owner_run_id or 'idle'}"
+        return f"{self.thread_id} → {self.owner_run_id or 'idle'}"
+
+    @property
+    def resource_id(self) -> str:
+        """The resource of the lease's thread (the thread row, read once per instance)."""
+        return self.thread.resource_id
 
 
 class ThreadInput(models.Model):
-    """An accepted input waiting for (or consumed by) a run: nothing accepted is lost (invariant 1)."""
+    """An accepted input waiting for (or consumed by) a run: nothing accepted is lost (invariant 1).
+
+    ``attempts`` counts the runs that took the input and ended without saving their end (their
+    process died, or their final write failed); at ``MASTRA_INPUT_MAX_ATTEMPTS`` the input is
+    ``failed`` (parked: never run again, shown in the admin) and the thread goes on with the next."""
 
     class Kind(models.TextChoices):
         DELIVER = "deliver"  # into the active run at its next step boundary (or the run it wakes)
@@ -167,18 +174,19 @@ class ThreadInput(models.Model):
         PENDING = "pending"
         CONSUMED = "consumed"
         CANCELLED = "cancelled"
+        FAILED = "failed"
 
     input_id = models.CharField(max_length=64, unique=True)
-    thread_key = models.CharField(max_length=600)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="inputs")
     agent_id = models.CharField(max_length=255)
-    resource_id = models.CharField(max_length=255)
-    thread_id = models.CharField(max_length=255)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     signal = models.JSONField()
     run_id = models.CharField(max_length=64, null=True, blank=True)  # target or future run
     consumed_by = models.CharField(max_length=64, null=True, blank=True)
     stream_options = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
 
@@ -186,7 +194,7 @@ class ThreadInput(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["thread_key", "status", "id"])]
+        indexes = [models.Index(fields=["thread", "status", "id"], name="thread_input_waiting")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.input_id} ({self.status})"
@@ -195,7 +203,7 @@ class ThreadInput(models.Model):
 class ThreadEvent(models.Model):
     """The thread's chunk log: per-thread ``seq`` for resumable subscriptions (invariant 3)."""
 
-    thread_key = models.CharField(max_length=600)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="events", db_index=False)
     seq = models.BigIntegerField()
     run_id = models.CharField(max_length=64, blank=True, default="")
     chunk = models.JSONField()
@@ -204,9 +212,9 @@ class ThreadEvent(models.Model):
     objects = StatementManager()
 
     class Meta:
-        ordering = ["thread_key", "seq"]
-        constraints = [models.UniqueConstraint(fields=["thread_key", "seq"], name="thread_event_seq")]
-        indexes = [models.Index(fields=["thread_key", "run_id", "seq"])]
+        ordering = ["thread", "seq"]
+        constraints = [models.UniqueConstraint(fields=["thread", "seq"], name="thread_event_seq")]
+        indexes = [models.Index(fields=["thread", "run_id", "seq"], name="thread_event_run")]
 
     def __str__(self) -> str:
-        return f"{self.thread_key}#{self.seq}"
+        return f"{self.thread_id}#{self.seq}"

@@ -15,7 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ToolApproval
-from agents.runtime.errors import ToolApprovalError
+from agents.runtime.errors import AgentConfigError, ToolApprovalError
+from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import ThreadOwnershipError, approval_hash
 from agents.threads.state import state_signal_record
@@ -32,6 +33,13 @@ def time_parse(value: str | None) -> datetime:
 def _check_owner(thread: Thread | None, resource_id: str) -> None:
     if thread is not None and thread.resource_id != resource_id:
         raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
+
+
+def thread_ids_check(resource_id: str, thread_id: str) -> None:
+    """Both ids of a memory thread are valid ids (``invalid_id``: no control character, at most the
+    columns' lengths)."""
+    id_check(resource_id, "memory.resource", MAX_RESOURCE_ID, error=AgentConfigError)
+    id_check(thread_id, "memory.thread", MAX_THREAD_ID, error=AgentConfigError)
 
 
 def thread_row_get(thread_id: str) -> Thread | None:
@@ -51,6 +59,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     The common case (the thread exists, nothing to change) is two reads and no write transaction;
     creating or updating the thread takes one transaction that re-reads the row under its lock.
     """
+    thread_ids_check(resource_id, thread_id)
     thread = thread_row_get(thread_id)
     _check_owner(thread, resource_id)
     if not read_only and (thread is None or title is not None or metadata is not None):
@@ -73,24 +82,13 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     return thread.to_dict(), history
 
 
-def thread_prepare_locked(thread: Thread | None, *, resource_id: str, thread_id: str,
-                          last_messages: int | bool | None, read_only: bool) -> tuple[dict | None, list[dict]]:
+def thread_prepare_locked(thread: Thread, *, resource_id: str, thread_id: str, last_messages: int | bool | None,
+                          read_only: bool, fresh: bool = False) -> tuple[dict | None, list[dict]]:
     """``thread_prepare`` for a caller that already holds the thread's lease row in its transaction
-    and read ``thread`` (a wake, ``agents.threads.inputs.input_accept``): no title or metadata change."""
+    and read (or created: ``fresh``) ``thread`` (a wake, ``agents.threads.inputs.input_accept``): no
+    title or metadata change."""
     _check_owner(thread, resource_id)
-    if thread is None:
-        if read_only:
-            return None, []
-        # the lease row serialises this thread's wakes; a plain memory call may still create the
-        # thread at the same moment: its row stands, and the owner check reads it back
-        now = timezone.now()
-        if Thread.objects.insert_rows([{"id": thread_id, "resource_id": resource_id, "created_at": now, "updated_at": now}],
-                      ignore_conflicts=True):
-            thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
-            return thread.to_dict(), []  # a thread created now has no messages yet
-        thread = thread_row_get(thread_id)
-        _check_owner(thread, resource_id)
-    if last_messages == 0:
+    if fresh or last_messages == 0:  # a thread created now has no messages yet
         return thread.to_dict(), []
     limit = None if last_messages is None or last_messages is False else last_messages
     return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread_id, limit))]
@@ -104,6 +102,7 @@ def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> 
 def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
     """``messages_save`` inside the caller's transaction (a thread run's last write). Messages
     of transient signals are left out: they are never stored."""
+    thread_ids_check(resource_id, thread_id)
     messages = [m for m in messages if not is_transient_message(m)]
     # touching the owner's row first locks it (as select_for_update did) and checks the owner in
     # one statement; only a missing or foreign thread needs another look
@@ -126,6 +125,7 @@ def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
 
 
 def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
+    thread_ids_check(resource_id, thread_id)
     thread = Thread.objects.filter(pk=thread_id, resource_id=resource_id).first()
     return thread.to_dict() if thread else None
 
@@ -143,6 +143,7 @@ def thread_state_signal_record(*, resource_id: str, thread_id: str, state: dict,
 
 
 def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
+    thread_ids_check(resource_id, thread_id)
     return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
 
 
@@ -150,9 +151,16 @@ def run_record(run: dict, *, existing: bool = False) -> None:
     """Insert or update the run record in one statement (INSERT ... ON CONFLICT (id) DO UPDATE).
 
     ``existing``: the row is most likely there (a thread run's, written when it took the thread's
-    lease): a plain update, and the upsert only when no row was there."""
-    values = {"agent_id": run.get("agent_id") or "", "resource_id": run.get("resource_id"),
-              "thread_id": run.get("thread_id"), "status": run.get("status") or Run.Status.COMPLETED,
+    lease): a plain update, and the upsert only when no row was there. The run points at its
+    memory thread when that thread's row exists and belongs to the run's resource (a read-only
+    memory run on a thread never created has none)."""
+    id_check(run.get("id"), "run id", MAX_RUN_ID, error=AgentConfigError)
+    thread_id = run.get("thread_id")
+    if thread_id is not None and not existing:
+        thread = thread_row_get(thread_id)
+        if thread is None or thread.resource_id != run.get("resource_id"):
+            thread_id = None
+    values = {"agent_id": run.get("agent_id") or "", "thread_id": thread_id, "status": run.get("status") or Run.Status.COMPLETED,
               "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
               "error": run.get("error") or "", "steps": run.get("steps") or 0,
               "started_at": time_parse(run.get("started_at")),

@@ -169,8 +169,11 @@ async def bench_ingest_batch(db: str) -> dict:
 
 
 def seed(count: int, *, full: bool, now) -> None:
+    from agents.models import Thread
     from inbox.models import NotificationRecord, new_record_id
 
+    Thread.objects.bulk_create([Thread(id=f"thread-{t}", resource_id="bench") for t in range(THREADS)],
+                               ignore_conflicts=True)
     due = now - timedelta(seconds=1)
     rows = []
     for i in range(count):

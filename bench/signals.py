@@ -343,24 +343,24 @@ def sql_statements(key: str, thread_id: str) -> list[tuple[str, object, object]]
     from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
 
     counter = iter(range(10**9))
-    waiting = {"thread_key": key, "status": "pending", "kind": ["deliver", "echo"]}
+    waiting = {"thread_id": thread_id, "status": "pending", "kind": ["deliver", "echo"]}
     values = {"owner_run_id": "r1", "token": 5, "status": "running", "expires_at": timezone.now()}
 
     def new_input():
-        return {"input_id": f"in-{time.time_ns()}-{next(counter)}", "thread_key": key, "agent_id": "a",
-                "resource_id": "u", "thread_id": thread_id, "kind": "deliver", "signal": {"id": "x"}}
+        return {"input_id": f"in-{time.time_ns()}-{next(counter)}", "thread_id": thread_id, "agent_id": "a",
+                "kind": "deliver", "signal": {"id": "x"}}
 
     return [
-        ("lease_lock", lambda: sql.select_one(ThreadLease, {"thread_key": key}, for_update=True),
-         lambda: ThreadLease.objects.select_for_update().filter(thread_key=key).first()),
-        ("lease_save", lambda: sql.update(ThreadLease, {"thread_key": key}, values),
-         lambda: ThreadLease.objects.filter(thread_key=key).update(**values, updated_at=timezone.now())),
+        ("lease_lock", lambda: sql.select_one(ThreadLease, {"thread_id": thread_id}, for_update=True),
+         lambda: ThreadLease.objects.select_for_update().filter(thread_id=thread_id).first()),
+        ("lease_save", lambda: sql.update(ThreadLease, {"thread_id": thread_id}, values),
+         lambda: ThreadLease.objects.filter(thread_id=thread_id).update(**values, updated_at=timezone.now())),
         ("thread_row", lambda: sql.select_one(Thread, {"id": thread_id}),
          lambda: Thread.objects.filter(pk=thread_id).first()),
         ("history_last_20", lambda: sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=20),
          lambda: list(Message.objects.filter(thread_id=thread_id).order_by("-id")[:20])),
         ("inputs_waiting_exist", lambda: sql.exists(ThreadInput, waiting),
-         lambda: ThreadInput.objects.filter(thread_key=key, status="pending", kind__in=["deliver", "echo"]).exists()),
+         lambda: ThreadInput.objects.filter(thread_id=thread_id, status="pending", kind__in=["deliver", "echo"]).exists()),
         ("input_insert", lambda: sql.insert(ThreadInput, [new_input()]),
          lambda: ThreadInput.objects.bulk_create([ThreadInput(**new_input())])),
         ("run_update", lambda: sql.update(Run, {"id": "run-1"}, {"status": "completed", "steps": 1}),
@@ -378,7 +378,7 @@ def case_sql(name: str, n: int, warmup: int) -> list[dict]:
     key = f"bench-user\x1f{thread_id}"
     now = timezone.now()
     Thread.objects.create(id=thread_id, resource_id="bench-user")
-    ThreadLease.objects.create(thread_key=key, resource_id="bench-user", thread_id=thread_id)
+    ThreadLease.objects.create(thread_id=thread_id)
     Run.objects.create(id="run-1", agent_id="a", started_at=now)
     Message.objects.bulk_create([Message(message_id=f"m-{thread_id}-{i}", thread_id=thread_id, resource_id="bench-user",
                                          role="user", content="hello", created_at=now) for i in range(50)])

@@ -14,8 +14,8 @@ from .tasks import request_dispatch
 class NotificationRecordAdmin(admin.ModelAdmin):
     list_display = ("id", "source", "kind", "priority", "status", "short_summary", "thread_id", "coalesced_count",
                     "delivery_attempts", "next_due_at", "created_at")
-    list_filter = ("status", "priority", "source", "thread_id")
-    search_fields = ("id", "summary", "source", "kind", "thread_id", "resource_id", "dedupe_key", "coalesce_key")
+    list_filter = ("status", "priority", "source", "thread")
+    search_fields = ("id", "summary", "source", "kind", "thread__id", "resource_id", "dedupe_key", "coalesce_key")
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in NotificationRecord._meta.fields]

@@ -41,8 +41,9 @@ class NotificationRecord(models.Model):
 
     id = models.CharField(primary_key=True, max_length=64, default=new_record_id, editable=False)
     agent_id = models.CharField(max_length=255)
+    #: the owner of the record's thread (the thread row's ``resource_id``, checked when stored)
     resource_id = models.CharField(max_length=255)
-    thread_id = models.CharField(max_length=255)
+    thread = models.ForeignKey("agents.Thread", on_delete=models.CASCADE, related_name="notifications")
     source = models.CharField(max_length=100)
     source_id = models.CharField(max_length=255, null=True, blank=True)
     kind = models.CharField(max_length=100)
@@ -89,10 +90,10 @@ class NotificationRecord(models.Model):
             models.Index(fields=["-priority_rank", "next_due_at"], condition=Q(status="pending"),
                          name="notif_due"),
             # pending records of a thread by source and kind (coalescing, summaries)
-            models.Index(fields=["resource_id", "thread_id", "source", "kind"], condition=Q(status="pending"),
+            models.Index(fields=["resource_id", "thread", "source", "kind"], condition=Q(status="pending"),
                          name="notif_pending_thread"),
             # a thread's inbox by status (the inbox tool, the admin)
-            models.Index(fields=["resource_id", "thread_id", "status", "-created_at"], name="notif_thread_status"),
+            models.Index(fields=["resource_id", "thread", "status", "-created_at"], name="notif_thread_status"),
         ]
 
     def __str__(self) -> str:

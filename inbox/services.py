@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.threads.activity import thread_states_get
+from agents.threads.identity import threads_ensure
 from agents.models import Message, ThreadInput
 from agents.runtime.notifications import MAX_DELIVERY_ATTEMPTS, PRIORITY_RANK
 
@@ -105,15 +106,22 @@ def notifications_ingest_batch(*, calls: list[dict]) -> list[dict]:
 
     Coalescing is :func:`notifications_ingest`'s, call after call: a call sees the records earlier
     calls of the batch created or changed (a record an earlier call released is coalesced into; one
-    it still claims is not). Statements, whatever the number of calls: one ``SELECT … FOR UPDATE``
+    it still claims is not). Statements, whatever the number of calls: one ``SELECT`` of the calls'
+    threads (and one ``INSERT`` of those missing), one ``SELECT … FOR UPDATE``
     of the coalescing candidates (when a notification has a key), one ``SELECT`` of the thread leases
     (when a call has ``thread_key``), one ``INSERT`` (executemany) of the new records, one ``UPDATE``
     (executemany) per set of changed columns. Returns ``[{"records", "thread"?, "planned"?}]`` in call order.
+
+    The calls' threads are created when missing (a record points at its thread's row); a thread of
+    another resource than its call's raises ``SignalError`` (``thread_resource_mismatch``) and
+    nothing of the batch is stored.
     """
     with transaction.atomic(savepoint=False):
+        threads_ensure({(call["resource_id"], call["thread_id"]) for call in calls})
         rows = _coalesce_candidates(calls)
         pool, batch = _Candidates(rows), _BatchWrites(rows)
-        states = thread_states_get(keys={call["thread_key"] for call in calls if call.get("thread_key")})
+        states = thread_states_get(keys={call["thread_key"] for call in calls if call.get("thread_key")},
+                                   checked=True)
         outcomes = [_ingest_call(call, pool, states, batch) for call in calls]
         batch.write()
     return outcomes

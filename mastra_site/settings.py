@@ -159,6 +159,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")
 MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000, minimum=100, maximum=3_600_000)
+#: runs a thread input may take without saving their end before it is parked as failed
+MASTRA_INPUT_MAX_ATTEMPTS = env_int("MASTRA_INPUT_MAX_ATTEMPTS", 3, minimum=1, maximum=100)
 MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15, minimum=1,
                                                   maximum=86_400)
 # serving processes (the ASGI server's own variable): more than one needs a channel layer that

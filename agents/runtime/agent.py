@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from .abort import AbortSignal
 from .errors import AgentConfigError, RequestContextError
+from .ids import MAX_AGENT_ID, id_check
 from .run import Run, ThreadHooks, maybe_await
 from .memory import BaseMemory
 from .messages import new_id, normalize_messages, now_iso, system_messages, text_of
@@ -72,6 +73,7 @@ class Agent:
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
+        id_check(id, "id", MAX_AGENT_ID, error=AgentConfigError)
         self.id = id
         self.name = name if name is not None else id
         if not isinstance(self.name, str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .errors import AgentConfigError
+from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -152,9 +153,8 @@ def validate_options(options: dict) -> dict:
     rc = options.get("request_context")
     if rc is not None and not isinstance(rc, dict):
         raise AgentConfigError("options.request_context", "must be a dict")
-    run_id = options.get("run_id")
-    if run_id is not None and (not isinstance(run_id, str) or not run_id):
-        raise AgentConfigError("options.run_id", "must be a non-empty string")
+    if options.get("run_id") is not None:
+        id_check(options["run_id"], "options.run_id", MAX_RUN_ID, error=AgentConfigError)
     for name in ("toolsets",):
         value = options.get(name)
         if value is not None and (not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values())):
@@ -184,19 +184,18 @@ def validate_memory_option(memory: Any) -> dict:
     bad = set(memory) - MEMORY_KEYS
     if bad:
         raise AgentConfigError(f"options.memory.{sorted(bad)[0]}", "unknown key")
-    resource = memory.get("resource")
-    if not isinstance(resource, str) or not resource:
-        raise AgentConfigError("options.memory.resource", "must be a non-empty string")
+    id_check(memory.get("resource"), "options.memory.resource", MAX_RESOURCE_ID, error=AgentConfigError)
     thread = memory.get("thread")
     if isinstance(thread, dict):
-        if not isinstance(thread.get("id"), str) or not thread["id"]:
-            raise AgentConfigError("options.memory.thread.id", "must be a non-empty string")
+        id_check(thread.get("id"), "options.memory.thread.id", MAX_THREAD_ID, error=AgentConfigError)
         if thread.get("title") is not None and not isinstance(thread["title"], str):
             raise AgentConfigError("options.memory.thread.title", "must be a string")
         if thread.get("metadata") is not None and not isinstance(thread["metadata"], dict):
             raise AgentConfigError("options.memory.thread.metadata", "must be a dict")
     elif not isinstance(thread, str) or not thread:
         raise AgentConfigError("options.memory.thread", "must be a thread id or {id, title, metadata}")
+    else:
+        id_check(thread, "options.memory.thread", MAX_THREAD_ID, error=AgentConfigError)
     opts = memory.get("options") or {}
     if not isinstance(opts, dict):
         raise AgentConfigError("options.memory.options", "must be a dict")

@@ -8,22 +8,32 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from django.conf import settings
+
 from agents.models import Message, ThreadEvent, ThreadLease
 
+from .identity import thread_checked, thread_ref
 from .leases import lease_lock
 
-#: events kept per thread for resumable subscriptions; older ones are pruned
+#: events kept per thread for resumable subscriptions (``MASTRA_EVENT_RETENTION``); older ones are pruned
 EVENT_RETENTION = 2000
+#: the log is pruned when ``last_seq`` crosses a multiple of this, not on every write
+PRUNE_EVERY = 200
+
+
+def event_retention() -> int:
+    return getattr(settings, "MASTRA_EVENT_RETENTION", EVENT_RETENTION)
 
 
 def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
     """Write ``chunks`` (numbered already) under the lease the caller locked; ``lease.last_seq``
-    follows (the caller saves the lease)."""
-    ThreadEvent.objects.insert_rows([{"thread_key": lease.thread_key, "seq": c["seq"], "run_id": c.get("runId") or "",
-                              "chunk": c} for c in chunks])
+    follows (the caller saves the lease). The last :func:`event_retention` events are kept."""
+    ThreadEvent.objects.insert_rows([{"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "",
+                                      "chunk": c} for c in chunks])
     lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
-    if lease.last_seq % 200 < len(chunks):  # prune now and then, not on every write
-        ThreadEvent.objects.filter(thread_key=lease.thread_key, seq__lte=lease.last_seq - EVENT_RETENTION).delete()
+    retention = event_retention()
+    if lease.last_seq % min(PRUNE_EVERY, retention) < len(chunks):  # now and then, not on every write
+        ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
 
 
 def events_number(lease: ThreadLease, chunks: list[dict]) -> list[dict]:
@@ -40,19 +50,25 @@ def events_append(*, key: str, token: int, events: list[dict]) -> bool:
         if lease is None or lease.token != token:
             return False
         events_append_locked(lease, events)
-        ThreadLease.objects.update_rows({"thread_key": key}, {"last_seq": lease.last_seq})
+        ThreadLease.objects.update_rows({"thread_id": lease.thread_id}, {"last_seq": lease.last_seq})
         return True
 
 
 def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
     """The logged chunks after ``after_seq`` (preceded by a snapshot when some were pruned), or
     those of ``run_id``, in ``seq`` order."""
-    rows = ThreadEvent.objects.filter(thread_key=key)
+    resource_id, thread_id = thread_ref(key)
+    thread = thread_checked(resource_id, thread_id)
+    if thread is None:
+        return []
+    rows = ThreadEvent.objects.filter(thread_id=thread_id)
     if after_seq is not None:
         rows = rows.filter(seq__gt=after_seq)
-        first = ThreadEvent.objects.filter(thread_key=key).order_by("seq").values_list("seq", flat=True).first()
+        first = ThreadEvent.objects.filter(thread_id=thread_id).order_by("seq").values_list("seq", flat=True).first()
         if first is not None and first > after_seq + 1:
-            lease = ThreadLease.objects.filter(thread_key=key).first()
+            lease = ThreadLease.objects.filter(thread_id=thread_id).first()
+            if lease is not None:
+                lease.thread = thread
             snapshot = thread_snapshot(lease, first - 1) if lease else None
             return ([snapshot] if snapshot else []) + [e.chunk for e in rows.order_by("seq")]
     if run_id is not None:
@@ -62,7 +78,7 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
 
 def thread_snapshot(lease: ThreadLease, seq: int) -> dict:
     """Past the retention window: the thread's messages as one ``data-thread-snapshot`` chunk."""
-    messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id, resource_id=lease.resource_id)]
+    messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id)]
     return {"type": "data-thread-snapshot", "runId": None, "from": "AGENT", "seq": seq,
             "data": {"threadId": lease.thread_id, "resourceId": lease.resource_id, "messages": messages},
             "transient": True}

@@ -17,11 +17,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
-from agents.runtime.errors import SignalError
+from agents.runtime.errors import AgentConfigError, SignalError
+from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.signal import echo_chunk, render_content, render_signal
-from agents.store import thread_prepare_locked, thread_row_get, time_parse
+from agents.store import thread_prepare_locked, time_parse
 
 from .activity import lease_is_active
+from .identity import KEY_SEPARATOR, thread_checked, thread_ensure, thread_ref
 from .events import events_append_locked, events_number
 from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
                      lease_to_dict)
@@ -32,10 +34,8 @@ THREAD_BLOCKED = "thread-blocked"
 
 
 def input_persist_history(lease: ThreadLease, signal: dict) -> None:
-    """Write an input straight into the thread's history (behavior ``persist``)."""
-    thread = Thread.objects.filter(pk=lease.thread_id).first()
-    if thread is None:
-        Thread.objects.create(id=lease.thread_id, resource_id=lease.resource_id)
+    """Write an input straight into the thread's history (behavior ``persist``; the thread's row
+    exists: the lease points at it)."""
     message = render_signal(signal)
     Message.objects.get_or_create(message_id=message["id"], defaults={
         "thread_id": lease.thread_id, "resource_id": lease.resource_id, "role": "user", "type": "signal",
@@ -52,8 +52,8 @@ def inputs_mark_consumed(rows: list[ThreadInput], run_id: str, now: datetime) ->
 def inputs_take_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
     """Mark waiting deliver inputs as consumed by the lease's run; return their signals in order."""
     kinds = [ThreadInput.Kind.DELIVER] + ([ThreadInput.Kind.QUEUE] if include_queue else [])
-    rows = ThreadInput.objects.select_rows({"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING,
-                                    "kind": kinds}, order_by=("id",))
+    rows = ThreadInput.objects.select_rows({"thread_id": lease.thread_id, "status": ThreadInput.Status.PENDING,
+                                            "kind": kinds}, order_by=("id",))
     if not rows:
         return []
     inputs_mark_consumed(rows, lease.owner_run_id, timezone.now())
@@ -73,19 +73,31 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
     that is current is ``skipped``. With ``prepare`` (``{"last_messages", "read_only"}``), a wake
     also prepares the thread's memory for the run it starts, in the same transaction:
     ``"prepared"`` is ``(thread, history)`` as ``MemoryStore.prepare_thread`` returns it."""
+    id_check(agent_id, "agent id", MAX_AGENT_ID, error=AgentConfigError)
+    id_check(signal.get("id"), "signal id", MAX_SIGNAL_ID)
+    if key is not None:
+        resource_id, thread_id = thread_ref(key)
+    else:
+        id_check(target_run_id, "run_id", MAX_RUN_ID)
     now = timezone.now()
+    fresh = False  # the thread's row is created by this input
     with transaction.atomic():
         if key is None:
             lease = lease_lock_by_run(target_run_id)
             if lease is None or not lease_is_active(lease, now):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
-            key, resource_id, thread_id = lease.thread_key, lease.resource_id, lease.thread_id
+            thread = lease.thread
+            resource_id, thread_id = thread.resource_id, thread.id
+            key = f"{resource_id}{KEY_SEPARATOR}{thread_id}"
         else:
-            lease = lease_lock_or_create(key, resource_id=resource_id, thread_id=thread_id)
-        thread = thread_row_get(thread_id)
-        if thread is not None and thread.resource_id != resource_id:
-            raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
+            if state is not None:
+                thread = thread_checked(resource_id, thread_id)
+                if thread is None:
+                    raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
+            else:
+                thread, fresh = thread_ensure(resource_id, thread_id)
+            lease = lease_lock_or_create(thread)
         held = lease_is_active(lease, now)
         # a run of another agent holds the thread: for this agent the thread is idle (Mastra)
         elsewhere = held and bool(lease.agent_id) and lease.agent_id != agent_id
@@ -94,8 +106,6 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
                     "acceptedAt": now.isoformat()}
         if state is not None:
-            if thread is None:
-                raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             thread = Thread.objects.select_for_update().get(pk=thread_id)  # its metadata changes
             recorded = state_signal_record(thread, state=state, signal=accepted, now=now)
             if recorded is None:
@@ -109,8 +119,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
         # of the attributes, the rendered string does
         stored = {**accepted, "rendered": render_content(accepted)}
-        common = {"input_id": accepted["id"], "thread_key": key, "agent_id": agent_id, "resource_id": resource_id,
-                  "thread_id": thread_id, "signal": stored}
+        common = {"input_id": accepted["id"], "thread_id": thread_id, "agent_id": agent_id, "signal": stored}
         if held and behavior == "persist":
             # stored now as an input; the owner writes it into the history where it belongs in
             # the run's order (at its next step boundary, or when the run ends)
@@ -153,20 +162,21 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
                                   "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
                                   "consumed_at": now, "stream_options": stream_options}])
-        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id, "thread_id": thread_id,
-                          "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
+        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "thread_id": thread_id,
+                                  "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
         woken = {**base, **lease_to_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
                  "run_id": new_run_id}
         if prepare is not None:
             woken["prepared"] = thread_prepare_locked(thread, resource_id=resource_id, thread_id=thread_id,
-                                                      **prepare)
+                                                      fresh=fresh, **prepare)
         return woken
 
 
 def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order,
     marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
-    waiting = {"thread_key": key, "status": ThreadInput.Status.PENDING,
+    _, thread_id = thread_ref(key)
+    waiting = {"thread_id": thread_id, "status": ThreadInput.Status.PENDING,
                "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
     if not ThreadInput.objects.row_exists(waiting):
         # the usual answer, read without a write transaction; an input stored just after this is
@@ -185,7 +195,10 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
 
 def queued_inputs_list(*, key: str) -> list[dict]:
     """Inputs waiting for a run of the thread (not the echoes), oldest first."""
-    rows = ThreadInput.objects.filter(thread_key=key, status=ThreadInput.Status.PENDING).exclude(
+    resource_id, thread_id = thread_ref(key)
+    if thread_checked(resource_id, thread_id) is None:
+        return []
+    rows = ThreadInput.objects.filter(thread_id=thread_id, status=ThreadInput.Status.PENDING).exclude(
         kind=ThreadInput.Kind.ECHO).order_by("id")
     return [{"id": r.input_id, "kind": r.kind, "runId": r.run_id, "agentId": r.agent_id, "signal": r.signal,
              "createdAt": r.created_at.isoformat()} for r in rows]

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
-from agents.models import Message, Run, ThreadInput, ThreadLease
+from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+
+from .identity import thread_checked, thread_ref
 
 #: what :func:`lease_save` writes back
 LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", "expires_at", "abort_requested",
@@ -19,30 +23,39 @@ LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", 
 
 
 def lease_lock(key: str) -> ThreadLease | None:
-    """The thread's lease row locked in the caller's transaction, or None."""
-    return ThreadLease.objects.select_row({"thread_key": key}, for_update=True)
+    """The lease row of the thread ``key`` names, locked in the caller's transaction, with its
+    thread row (checked: ``thread_resource_mismatch`` for another resource's thread), or None."""
+    resource_id, thread_id = thread_ref(key)
+    lease = ThreadLease.objects.select_row({"thread_id": thread_id}, for_update=True)
+    if lease is not None:
+        lease.thread = thread_checked(resource_id, thread_id)
+    return lease
 
 
-def lease_lock_or_create(key: str, *, resource_id: str, thread_id: str) -> ThreadLease:
-    """The thread's lease row, locked; created idle on the thread's first input."""
-    lease = lease_lock(key)
+def lease_lock_or_create(thread: Thread) -> ThreadLease:
+    """The lease row of ``thread`` (a row the caller read and checked), locked; created idle on the
+    thread's first input."""
+    lease = ThreadLease.objects.select_row({"thread_id": thread.id}, for_update=True)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
-        if ThreadLease.objects.insert_rows([{"thread_key": key, "resource_id": resource_id, "thread_id": thread_id}],
-                      ignore_conflicts=True):
-            return ThreadLease(thread_key=key, resource_id=resource_id, thread_id=thread_id)  # ours, locked
-        lease = lease_lock(key)
+        if ThreadLease.objects.insert_rows([{"thread_id": thread.id}], ignore_conflicts=True):
+            return ThreadLease(thread=thread)  # ours, locked
+        lease = ThreadLease.objects.select_row({"thread_id": thread.id}, for_update=True)
+    lease.thread = thread
     return lease
 
 
 def lease_lock_by_run(run_id: str) -> ThreadLease | None:
-    """The lease held by ``run_id``, locked, or None."""
-    return ThreadLease.objects.select_row({"owner_run_id": run_id}, for_update=True)
+    """The lease held by ``run_id``, locked, with its thread row, or None."""
+    lease = ThreadLease.objects.select_row({"owner_run_id": run_id}, for_update=True)
+    if lease is not None:
+        lease.thread = Thread.objects.select_row({"id": lease.thread_id})
+    return lease
 
 
 def lease_save(lease: ThreadLease) -> None:
     """Write the lease row the caller locked and changed."""
-    ThreadLease.objects.update_rows({"thread_key": lease.thread_key}, {f: getattr(lease, f) for f in LEASE_FIELDS})
+    ThreadLease.objects.update_rows({"thread_id": lease.thread_id}, {f: getattr(lease, f) for f in LEASE_FIELDS})
 
 
 def lease_take(lease: ThreadLease, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int,
@@ -69,7 +82,7 @@ def lease_release(lease: ThreadLease) -> None:
 def lease_to_dict(lease: ThreadLease, signals: list[dict], stream_options: dict | None = None) -> dict:
     """What the runtime gets for a run it starts under ``lease``: ``{"key", "run_id", "token",
     "last_seq", "agent_id", "resource_id", "thread_id", "signals", "stream_options"}``."""
-    return {"key": lease.thread_key, "run_id": lease.owner_run_id, "token": lease.token, "last_seq": lease.last_seq,
+    return {"key": f"{lease.resource_id}\x1f{lease.thread_id}", "run_id": lease.owner_run_id, "token": lease.token, "last_seq": lease.last_seq,
             "agent_id": lease.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
             "signals": signals, "stream_options": stream_options or {}}
 
@@ -77,26 +90,55 @@ def lease_to_dict(lease: ThreadLease, signals: list[dict], stream_options: dict 
 def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
     """Push the running owner's expiry ``ttl_ms`` away (compare-and-set). ``{"ok", "abort"}``:
     ``ok`` False when the caller lost the lease; ``abort`` when an abort was requested."""
+    resource_id, thread_id = thread_ref(key)
+    thread_checked(resource_id, thread_id)
     now = timezone.now()
-    updated = ThreadLease.objects.filter(thread_key=key, owner_run_id=run_id, token=token,
+    updated = ThreadLease.objects.filter(thread_id=thread_id, owner_run_id=run_id, token=token,
                                          status=ThreadLease.Status.RUNNING).update(
         expires_at=now + timedelta(milliseconds=ttl_ms))
     if updated != 1:
         return {"ok": False, "abort": False}
-    abort = ThreadLease.objects.filter(thread_key=key, abort_requested=True).exists()
+    abort = ThreadLease.objects.filter(thread_id=thread_id, abort_requested=True).exists()
     return {"ok": True, "abort": abort}
+
+
+def input_max_attempts() -> int:
+    """``MASTRA_INPUT_MAX_ATTEMPTS``: runs an input may take without saving their end before it is
+    parked as failed (default 3)."""
+    return getattr(settings, "MASTRA_INPUT_MAX_ATTEMPTS", 3)
+
+
+def inputs_retry_or_park(lease: ThreadLease, run_id: str, *, error: str) -> list[str]:
+    """The inputs ``run_id`` took on the (locked) lease's thread and whose end was never saved:
+    each counts one more attempt and waits again, ahead of later ones (ids keep their order), or is
+    parked as ``failed`` once it reached :func:`input_max_attempts`. An input whose message is in
+    the thread's history already (a run that saves per step wrote it) counts as answered: it stays
+    consumed. Returns the ids of the inputs parked now."""
+    consumed = list(ThreadInput.objects.filter(thread_id=lease.thread_id, consumed_by=run_id,
+                                               status=ThreadInput.Status.CONSUMED).order_by("id"))
+    if not consumed:
+        return []
+    saved = set(Message.objects.filter(thread_id=lease.thread_id, message_id__in=[
+        i.input_id for i in consumed]).values_list("message_id", flat=True))
+    limit = input_max_attempts()
+    retry, park = [], []
+    for row in consumed:
+        if row.input_id in saved:
+            continue
+        (park if row.attempts + 1 >= limit else retry).append(row.pk)
+    ThreadInput.objects.filter(pk__in=retry).update(status=ThreadInput.Status.PENDING, consumed_by=None,
+                                                   consumed_at=None, attempts=F("attempts") + 1,
+                                                   last_error=error[:2000])
+    ThreadInput.objects.filter(pk__in=park).update(status=ThreadInput.Status.FAILED, attempts=F("attempts") + 1,
+                                                  last_error=error[:2000])
+    return [row.input_id for row in consumed if row.pk in park]
 
 
 def lease_reclaim(lease: ThreadLease, now: datetime) -> None:
     """The lease's owner died (its lease expired; the row is locked): the inputs it took but never
-    saved to history are waiting again, ahead of later ones (ids keep their order); its run failed."""
+    saved wait again (:func:`inputs_retry_or_park`); its run failed."""
     dead_run = lease.owner_run_id
-    consumed = ThreadInput.objects.filter(thread_key=lease.thread_key, consumed_by=dead_run,
-                                          status=ThreadInput.Status.CONSUMED)
-    saved = set(Message.objects.filter(thread_id=lease.thread_id, message_id__in=[
-        i.input_id for i in consumed]).values_list("message_id", flat=True))
-    consumed.exclude(input_id__in=saved).update(status=ThreadInput.Status.PENDING, consumed_by=None,
-                                               consumed_at=None)
+    inputs_retry_or_park(lease, dead_run, error="the process running it stopped")
     Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",
         finished_at=now)

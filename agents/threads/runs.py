@@ -7,6 +7,7 @@ fenced-out owner changes nothing.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.db import transaction
@@ -19,7 +20,9 @@ from agents.store import messages_save_locked, run_record
 from .activity import lease_is_active
 from .events import events_append_locked, events_number
 from .inputs import input_persist_history, inputs_mark_consumed
-from .leases import lease_lock, lease_release, lease_save, lease_take, lease_to_dict
+from .leases import inputs_retry_or_park, lease_lock, lease_release, lease_save, lease_take, lease_to_dict
+
+logger = logging.getLogger(__name__)
 
 
 def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: int, now: datetime,
@@ -30,8 +33,8 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
     deliver inputs up to the next queued one (under ``new_run_id``). Echo chunks of inputs persisted
     while the ending run was active are written and added to ``events``. Returns the new run's
     lease dict, or None when the thread is idle now."""
-    rows = ThreadInput.objects.select_rows({"thread_key": lease.thread_key, "status": ThreadInput.Status.PENDING},
-                      order_by=("id",))
+    rows = ThreadInput.objects.select_rows({"thread_id": lease.thread_id, "status": ThreadInput.Status.PENDING},
+                                           order_by=("id",))
     echoes = [r for r in rows if r.kind == ThreadInput.Kind.ECHO]
     rows = [r for r in rows if r.kind != ThreadInput.Kind.ECHO]
     if echoes:  # persisted while the run was active and not taken by it: into history now, echoed
@@ -58,8 +61,7 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
     lease_take(lease, run_id=run_id, agent_id=first.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
     lease_save(lease)
     inputs_mark_consumed(taken, run_id, now)
-    started = {"agent_id": first.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
-               "status": Run.Status.RUNNING, "started_at": now}
+    started = {"agent_id": first.agent_id, "thread_id": lease.thread_id, "status": Run.Status.RUNNING, "started_at": now}
     if not Run.objects.update_rows({"id": run_id}, started):
         Run.objects.insert_rows([{"id": run_id, **started}])
     return lease_to_dict(lease, [r.signal for r in taken], first.stream_options)
@@ -72,30 +74,62 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
     thread's history and its run record, then hand the lease to the next run for waiting inputs or
     release it. Returns ``{"next": lease dict or None, "events": echo chunks written for inputs
     persisted during the run}``. A fenced-out owner changes nothing (``"fenced": True``): the inputs
-    it took wait again for the lease's new owner, which answers them."""
+    it took wait again for the lease's new owner, which answers them.
+
+    When that write fails (a value the database refuses, a lost connection), the run ends failed
+    instead (:func:`run_fail`, ``"failed": True``): the thread is never left leased to a run that
+    stays ``running``."""
+    try:
+        with transaction.atomic():
+            lease = lease_lock(key)
+            if lease is None or lease.owner_run_id != run_id or lease.token != token:
+                return {"next": None, "events": [], "fenced": True}
+            if events:
+                events_append_locked(lease, events)
+            if messages:
+                messages_save_locked(resource_id=lease.resource_id, thread_id=lease.thread_id, messages=messages)
+            if record is not None:
+                # the run's row was written when it took the lease: update it; insert it otherwise
+                run_record(record, existing=True)
+            lease.last_seq = max(lease.last_seq, last_seq)
+            echoes: list[dict] = []
+            nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms,
+                                 now=timezone.now(), events=echoes)
+            return {"next": nxt, "events": echoes}
+    except Exception as exc:
+        logger.exception("could not save the end of thread run %s", run_id)
+        return run_fail(key=key, run_id=run_id, token=token, last_seq=last_seq, new_run_id=new_run_id,
+                        process_id=process_id, ttl_ms=ttl_ms, error=f"could not save the run's end: "
+                                                                     f"{type(exc).__name__}")
+
+
+def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str, ttl_ms: int,
+             error: str) -> dict:
+    """End the owner's run as failed, in a transaction of its own, after its final write failed:
+    nothing of its end is stored (events, messages), the run is ``failed`` with ``error``, each
+    input it took counts an attempt and waits again or is parked as failed
+    (``leases.inputs_retry_or_park``), and the lease goes to the next run for waiting inputs or is
+    released. Returns :func:`run_finish`'s dict with ``"failed": True`` (``"fenced"`` as there)."""
+    now = timezone.now()
     with transaction.atomic():
         lease = lease_lock(key)
         if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return {"next": None, "events": [], "fenced": True}
-        if events:
-            events_append_locked(lease, events)
-        if messages:
-            messages_save_locked(resource_id=lease.resource_id, thread_id=lease.thread_id, messages=messages)
-        if record is not None:
-            # the run's row was written when it took the lease: update it; insert it otherwise
-            run_record(record, existing=True)
         lease.last_seq = max(lease.last_seq, last_seq)
+        inputs_retry_or_park(lease, run_id, error=error)
+        Run.objects.filter(id=run_id).update(status=Run.Status.FAILED, finish_reason="error", error=error,
+                                             finished_at=now)
         echoes: list[dict] = []
-        nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=timezone.now(),
+        nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=now,
                              events=echoes)
-        return {"next": nxt, "events": echoes}
+        return {"next": nxt, "events": echoes, "failed": True}
 
 
 def run_suspend(*, key: str, run_id: str, token: int, last_seq: int, events: list[dict] | None = None) -> None:
     """The run waits on a tool approval: the thread stays held, with no expiry (fenced)."""
     with transaction.atomic():
-        lease = ThreadLease.objects.select_for_update().get(thread_key=key)
-        if lease.owner_run_id != run_id or lease.token != token:
+        lease = lease_lock(key)
+        if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return
         if events:
             events_append_locked(lease, events)
@@ -124,7 +158,7 @@ def run_abort_request(*, key: str) -> dict | None:
     ended here (its approvals declined, its lease released): ``{"run_id", "events", "released"}``."""
     now = timezone.now()
     with transaction.atomic():
-        lease = ThreadLease.objects.select_for_update().filter(thread_key=key).first()
+        lease = lease_lock(key)
         if lease is None or not lease_is_active(lease, now):
             return None
         run_id = lease.owner_run_id

@@ -7,7 +7,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Run, Thread, ThreadInput, ThreadLease, ToolApproval
-from agents.runtime.threads import thread_key
 
 pytestmark = pytest.mark.django_db
 
@@ -15,10 +14,9 @@ pytestmark = pytest.mark.django_db
 def held_thread(status: str = "running") -> ThreadLease:
     now = timezone.now()
     Thread.objects.create(id="t1", resource_id="u1")
-    Run.objects.create(id="run-1", agent_id="bot", resource_id="u1", thread_id="t1", started_at=now,
+    Run.objects.create(id="run-1", agent_id="bot", thread_id="t1", started_at=now,
                        status="suspended" if status == "suspended" else "running")
-    return ThreadLease.objects.create(thread_key=thread_key("u1", "t1"), resource_id="u1", thread_id="t1",
-                                      agent_id="bot", owner_run_id="run-1", status=status, token=3,
+    return ThreadLease.objects.create(thread_id="t1", agent_id="bot", owner_run_id="run-1", status=status, token=3,
                                       expires_at=None if status == "suspended" else now + timedelta(seconds=15))
 
 
@@ -69,11 +67,58 @@ def test_the_abort_action_flags_a_running_run(admin_client):
 
 
 def test_the_cancel_action_cancels_only_waiting_inputs(admin_client):
-    key = thread_key("u1", "t1")
-    rows = [ThreadInput.objects.create(input_id=f"i{n}", thread_key=key, agent_id="bot", resource_id="u1",
-                                       thread_id="t1", kind=kind, status=status, signal={})
+    Thread.objects.create(id="t1", resource_id="u1")
+    rows = [ThreadInput.objects.create(input_id=f"i{n}", thread_id="t1", agent_id="bot", kind=kind, status=status,
+                                       signal={})
             for n, (kind, status) in enumerate([("queue", "pending"), ("deliver", "consumed"), ("echo", "pending")])]
     response = admin_client.post(reverse("admin:agents_threadinput_changelist"),
                                  {"action": "cancel_inputs", "_selected_action": [r.pk for r in rows]}, follow=True)
     assert "1 input(s) cancelled." in response.content.decode()
     assert [r.status for r in ThreadInput.objects.order_by("id")] == ["cancelled", "consumed", "pending"]
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    """A staff user who is not a superuser, with every permission of the agents app."""
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("alice", password="pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="agents"))
+    client.force_login(user)
+    return client
+
+
+def test_a_staff_user_cannot_strand_a_thread_with_forged_posts(staff_client):
+    lease = held_thread()
+    approval = ToolApproval.objects.create(run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay",
+                                           args_hash="h", state={})
+    waiting = ThreadInput.objects.create(input_id="i1", thread_id="t1", agent_id="bot", kind="queue", signal={})
+    for model, pk, forged in [
+        ("threadlease", lease.pk, {"owner_run_id": "", "token": "0", "status": "idle", "expires_at": ""}),
+        ("toolapproval", approval.pk, {"status": "approved"}),
+        ("threadinput", waiting.pk, {"status": "cancelled"}),
+    ]:
+        assert staff_client.get(reverse(f"admin:agents_{model}_change", args=[pk])).status_code == 200
+        assert staff_client.post(reverse(f"admin:agents_{model}_change", args=[pk]), forged).status_code == 403
+        assert staff_client.post(reverse(f"admin:agents_{model}_delete", args=[pk]), {"post": "yes"}).status_code == 403
+        # not an action of these pages: nothing is deleted (the rows are checked below)
+        staff_client.post(reverse(f"admin:agents_{model}_changelist"),
+                          {"action": "delete_selected", "_selected_action": [pk], "post": "yes"})
+    lease.refresh_from_db()
+    assert (lease.owner_run_id, lease.token, lease.status) == ("run-1", 3, "running")
+    assert ToolApproval.objects.get(pk=approval.pk).status == "pending"
+    assert ThreadInput.objects.get(pk=waiting.pk).status == "pending"
+
+
+def test_parked_inputs_are_listed_by_status(admin_client):
+    Thread.objects.create(id="t1", resource_id="u1")
+    ThreadInput.objects.create(input_id="parked", thread_id="t1", agent_id="bot", kind="deliver", status="failed",
+                               attempts=3, last_error="could not save the run's end: ValueError", signal={})
+    ThreadInput.objects.create(input_id="fine", thread_id="t1", agent_id="bot", kind="deliver", status="consumed",
+                               signal={})
+    page = admin_client.get(reverse("admin:agents_threadinput_changelist"), {"status__exact": "failed"})
+    content = page.content.decode()
+    assert "?status__exact=failed" in content and "parked" in content and ">fine<" not in content
+    detail = admin_client.get(reverse("admin:agents_threadinput_change",
+                                      args=[ThreadInput.objects.get(input_id="parked").pk])).content.decode()
+    assert "could not save the run&#x27;s end: ValueError" in detail

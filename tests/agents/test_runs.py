@@ -27,7 +27,7 @@ def make_agent(model, memory=None) -> Agent:
 
 @sync_to_async
 def all_runs() -> list[Run]:
-    return list(Run.objects.order_by("started_at"))
+    return list(Run.objects.select_related("thread").order_by("started_at"))
 
 
 async def test_a_memory_run_is_recorded_as_completed():
@@ -35,7 +35,8 @@ async def test_a_memory_run_is_recorded_as_completed():
     result = await make_agent(model, Memory()).generate("hi", memory={"resource": "user-1", "thread": "t-run"})
 
     [run] = await all_runs()
-    assert (run.id, run.agent_id, run.resource_id, run.thread_id) == (result.run_id, "runs-agent", "user-1", "t-run")
+    assert (run.id, run.agent_id, run.thread.resource_id, run.thread_id) == (result.run_id, "runs-agent", "user-1",
+                                                                           "t-run")
     assert (run.status, run.finish_reason, run.error, run.steps) == ("completed", "stop", "", 1)
     assert run.usage == {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}
     assert run.finished_at is not None and run.finished_at >= run.started_at
@@ -48,7 +49,7 @@ async def test_a_failed_run_is_recorded_with_its_error():
     assert result.finish_reason == "error"
     assert isinstance(result.error, ModelError)
     [run] = await all_runs()
-    assert (run.id, run.agent_id, run.resource_id, run.thread_id) == (result.run_id, "runs-agent", None, None)
+    assert (run.id, run.agent_id, run.thread_id) == (result.run_id, "runs-agent", None)
     assert (run.status, run.finish_reason, run.error, run.steps) == ("failed", "error", "rate limited", 0)
 
 

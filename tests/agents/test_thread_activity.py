@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents.models import ThreadLease
+from agents.models import Thread, ThreadLease
+from agents.runtime.errors import SignalError
 from agents.threads.activity import lease_is_active, thread_state_get, thread_states_get
 
 NOW = timezone.now()
@@ -19,18 +20,19 @@ NOW = timezone.now()
     ("run-1", "suspended", None, True),  # a tool approval holds the thread without expiry
 ])
 def test_a_thread_is_active_while_a_live_or_suspended_run_holds_its_lease(owner, status, expires, active):
-    lease = ThreadLease(thread_key="k", resource_id="u", thread_id="t", owner_run_id=owner, status=status,
-                        expires_at=expires)
+    lease = ThreadLease(thread_id="t", owner_run_id=owner, status=status, expires_at=expires)
     assert lease_is_active(lease, NOW) is active
 
 
 @pytest.mark.django_db
 def test_thread_states_of_one_or_several_threads():
     now = timezone.now()
-    ThreadLease.objects.create(thread_key="u\x1fa", resource_id="u", thread_id="a", agent_id="bot",
-                               owner_run_id="run-a", status="running", expires_at=now + timedelta(minutes=1), last_seq=7)
-    ThreadLease.objects.create(thread_key="u\x1fb", resource_id="u", thread_id="b", agent_id="bot",
-                               owner_run_id="run-b", status="running", expires_at=now - timedelta(minutes=1), last_seq=2)
+    for thread_id in ("a", "b"):
+        Thread.objects.create(id=thread_id, resource_id="u")
+    ThreadLease.objects.create(thread_id="a", agent_id="bot", owner_run_id="run-a", status="running",
+                               expires_at=now + timedelta(minutes=1), last_seq=7)
+    ThreadLease.objects.create(thread_id="b", agent_id="bot", owner_run_id="run-b", status="running",
+                               expires_at=now - timedelta(minutes=1), last_seq=2)
     running = {"active_run_id": "run-a", "status": "running", "agent_id": "bot", "last_seq": 7}
     expired = {"active_run_id": None, "status": "idle", "agent_id": "bot", "last_seq": 2}
     assert thread_state_get(key="u\x1fa") == running
@@ -39,3 +41,14 @@ def test_thread_states_of_one_or_several_threads():
     assert thread_states_get(keys={"u\x1fa", "u\x1fb", "u\x1fc"}) == {"u\x1fa": running, "u\x1fb": expired,
                                                                     "u\x1fc": None}
     assert thread_states_get(keys=set()) == {}
+
+
+@pytest.mark.django_db
+def test_the_state_of_another_resources_thread_is_refused():
+    Thread.objects.create(id="a", resource_id="u")
+    ThreadLease.objects.create(thread_id="a", agent_id="bot", owner_run_id="run-a", status="suspended")
+    for read in (lambda: thread_state_get(key="intruder\x1fa"), lambda: thread_states_get(keys={"intruder\x1fa"})):
+        with pytest.raises(SignalError) as info:
+            read()
+        assert (info.value.code, info.value.message) == ("thread_resource_mismatch",
+                                                         "thread 'a' belongs to another resource")

@@ -192,7 +192,9 @@ async def test_list_and_cancel_queued_inputs():
     assert [i["signal"]["contents"] for i in listed] == ["q1", "q2", "d"]
     assert all(isinstance(i["createdAt"], str) for i in listed)
     assert await agent.list_queued_inputs(resource_id=R, thread_id="other") == []
-    assert await agent.list_queued_inputs(resource_id="other", thread_id=T) == []
+    with pytest.raises(SignalError) as info:  # the thread is R's: another resource cannot read it
+        await agent.list_queued_inputs(resource_id="other", thread_id=T)
+    assert info.value.code == "thread_resource_mismatch"
     assert await agent.cancel_queued_inputs([q1.signal["id"], d.signal["id"], "no-such-id"]) == 2
     assert await agent.cancel_queued_inputs([q1.signal["id"]]) == 0
     assert await agent.cancel_queued_inputs([]) == 0
@@ -202,17 +204,19 @@ async def test_list_and_cancel_queued_inputs():
     chunks = head + await collect(sub, ends_run, n=2)
     runs = starts(chunks)
     assert runs == [r.run_id, q2.run_id]
-    # the cancelled inputs never ran; "hang" (never answered) and the persisted "p" are echoed with q2
-    # (the order of "p" and "hang" in the history is an open problem: see the report of issue #3)
-    lines = texts_by_run(chunks)[q2.run_id].split("\n")
-    assert sorted(lines[:-1]) == ["echo: hang", "echo: p"] and lines[-1] == "echo: q2"
+    # the cancelled inputs never ran; "hang" (never answered) and the persisted "p" are echoed with
+    # q2, in the order they were accepted
+    assert texts_by_run(chunks)[q2.run_id].split("\n") == ["echo: hang", "echo: p", "echo: q2"]
     await wait_idle(R, T)
     assert model.calls == 2
     assert await agent.list_queued_inputs(resource_id=R, thread_id=T) == []
     statuses = {row["input_id"]: row["status"] for row in await inputs(T)}
     assert statuses[q1.signal["id"]] == statuses[d.signal["id"]] == "cancelled"
     assert statuses[q2.signal["id"]] == "consumed"
-    assert "q1" not in str(await history(T)) and '"d"' not in str([m["content"] for m in await history(T)])
+    # the history holds the accepted inputs in order, and neither cancelled one
+    stored = await history(T)
+    assert [(m["role"], m["content"]) for m in stored if m["role"] == "user"] == [
+        ("user", "hang"), ("user", "p"), ("user", "q2")], stored
 
 
 @pytest.mark.parametrize("ids", ["abc", None, [1, 2], ("a", 3)])

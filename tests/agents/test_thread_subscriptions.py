@@ -111,9 +111,10 @@ async def test_subscribers_never_see_other_threads():
     await settle()
     await asyncio.sleep(0.05)
     assert buffered(sub_x) == [] and buffered(sub_a) == [] and buffered(sub_b) == []
-    # a subscription with after_seq on the other resource's key finds no events either
-    sub_y = await agent.subscribe_to_thread(resource_id="someone-else", thread_id="A", after_seq=0)
-    assert buffered(sub_y) == []
+    # now that the thread exists, another resource naming it is refused
+    with pytest.raises(SignalError) as info:
+        await agent.subscribe_to_thread(resource_id="someone-else", thread_id="A", after_seq=0)
+    assert info.value.code == "thread_resource_mismatch"
 
 
 async def test_late_subscriber_joins_the_active_run_from_its_start():

@@ -143,7 +143,7 @@ async def wait_idle(resource_id: str, thread_id: str, timeout: float = TIMEOUT) 
     async def idle():
         while True:
             lease = await sync_to_async(lambda: ThreadLease.objects.filter(
-                resource_id=resource_id, thread_id=thread_id).first())()
+                thread__resource_id=resource_id, thread_id=thread_id).first())()
             if lease is None or lease.owner_run_id is None:
                 return
             await asyncio.sleep(0.01)

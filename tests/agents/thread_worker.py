@@ -71,7 +71,7 @@ async def main() -> None:
     runtime = get_thread_runtime()
     outputs: dict = {}
     # open the database connection (and the channel) now, so that the first command is not slowed down
-    await runtime.store.thread_state(key="warm-up")
+    await runtime.store.thread_state(key="warm\x1fup")
     if runtime.pubsub is not None:
         await runtime.pubsub._ensure_channel()
     loop = asyncio.get_running_loop()

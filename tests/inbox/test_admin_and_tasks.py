@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from agents.models import Thread
 from inbox.models import NotificationRecord, new_record_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +21,9 @@ def make_record(**fields) -> NotificationRecord:
     now = timezone.now()
     defaults = {"id": new_record_id(), "agent_id": "ops-assistant", "resource_id": "u1", "thread_id": "t1",
                 "source": "github", "kind": "ci-status", "summary": "CI failed", "created_at": now, "updated_at": now}
-    return NotificationRecord.objects.create(**{**defaults, **fields})
+    fields = {**defaults, **fields}
+    Thread.objects.get_or_create(id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
+    return NotificationRecord.objects.create(**fields)
 
 
 def test_the_changelist_filters_by_status_priority_source_and_thread(admin_client):
@@ -28,10 +31,10 @@ def test_the_changelist_filters_by_status_priority_source_and_thread(admin_clien
     make_record(summary="second", priority="high", priority_rank=2, source="slack", thread_id="t2", status="seen")
     page = admin_client.get(reverse(CHANGELIST))
     assert page.status_code == 200
-    for title in ("By status", "By priority", "By source", "By thread id"):
+    for title in ("By status", "By priority", "By source", "By thread"):
         assert title.lower() in page.content.decode().lower()
     only = admin_client.get(reverse(CHANGELIST), {"status__exact": "seen", "priority__exact": "high",
-                                                 "source": "slack", "thread_id": "t2"})
+                                                 "source": "slack", "thread__id__exact": "t2"})
     body = only.content.decode()
     assert only.status_code == 200 and "second" in body and "first" not in body
 

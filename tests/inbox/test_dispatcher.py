@@ -30,6 +30,7 @@ async def make_record(**fields) -> NotificationRecord:
     if "next_due_at" not in fields:
         dues = [t for t in (defaults.get("deliver_at"), defaults.get("summary_at")) if t is not None]
         defaults["next_due_at"] = min(dues) if dues else None
+    await Thread.objects.aget_or_create(id=defaults["thread_id"], defaults={"resource_id": defaults["resource_id"]})
     return await NotificationRecord.objects.acreate(**defaults)
 
 
@@ -113,7 +114,7 @@ async def test_summaries_cannot_starve_a_high_record(make_agent, settle):
     assert (await row(high.id)).status == "delivered"
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 51
     # a low summary does not wake a thread
-    assert await ThreadInput.objects.filter(thread_id__startswith="digest").acount() == 0
+    assert await ThreadInput.objects.filter(thread__id__startswith="digest").acount() == 0
 
 
 async def test_a_thread_is_planned_whole_with_one_summary(make_agent, settle):
@@ -188,8 +189,8 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
     # a dispatcher claimed this record, the thread accepted its signal, and the process died
     accepted = await make_record(deliver_at=crashed, attempt_signal_id="sig-accepted", attempt_kind="deliver",
                                  lock_token="dead", locked_until=now - timedelta(minutes=4))
-    await ThreadInput.objects.acreate(input_id="sig-accepted", thread_key="u1\x1ft1", agent_id="support",
-                                      resource_id="u1", thread_id="t1", kind="deliver", status="consumed",
+    await ThreadInput.objects.acreate(input_id="sig-accepted", agent_id="support", thread_id="t1", kind="deliver",
+                                      status="consumed",
                                       signal={"id": "sig-accepted"})
     # this one died before the thread took its signal: it is sent again
     lost = await make_record(thread_id="t2", deliver_at=crashed, attempt_signal_id="sig-lost", attempt_kind="deliver",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from agents.models import ThreadInput
+from agents.models import Thread, ThreadInput
 from inbox.models import NotificationRecord, new_record_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,6 +59,7 @@ def test_two_dispatchers_never_deliver_a_record_twice(postgres_db, tmp_path):
                 kind="ci-status", priority=priority, priority_rank={"medium": 1, "high": 2, "urgent": 3}[priority],
                 summary=f"event {t}-{i}", deliver_at=now - timedelta(seconds=1), next_due_at=now - timedelta(seconds=1),
                 created_at=now, updated_at=now))
+    Thread.objects.bulk_create([Thread(id=f"race-{t}", resource_id="u1") for t in range(20)])
     NotificationRecord.objects.bulk_create(records)
     script = tmp_path / "dispatch.py"
     script.write_text(DISPATCHER)

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 import inbox.services
 import inbox.store
-from agents.models import ThreadLease
-from agents.runtime.errors import NotificationError
+from agents.models import Thread, ThreadLease
+from agents.runtime.errors import NotificationError, SignalError
 from agents.runtime.threads import thread_key
 from inbox.models import NotificationRecord, new_record_id
 from inbox.services import notifications_ingest_batch
@@ -199,13 +199,13 @@ def settle_all(records: list[dict], state: dict | None) -> dict:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("calls", [3, 60])
-def test_one_batch_is_four_statements_whatever_the_number_of_calls(calls):
+def test_one_batch_is_five_statements_whatever_the_number_of_calls(calls):
     now = timezone.now()
+    Thread.objects.bulk_create([Thread(id=f"t{i}", resource_id="u1") for i in range(calls)])
     existing = NotificationRecord.objects.create(
         id=new_record_id(), agent_id="a", resource_id="u1", thread_id="t0", source="github", kind="ci",
         summary="old", dedupe_key="k0", created_at=now - timedelta(minutes=1), updated_at=now)
-    ThreadLease.objects.create(thread_key=thread_key("u1", "t1"), resource_id="u1", thread_id="t1",
-                               owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
+    ThreadLease.objects.create(thread_id="t1", owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
     batch = []
     for i in range(calls):
         thread_id = f"t{i}"
@@ -217,8 +217,9 @@ def test_one_batch_is_four_statements_whatever_the_number_of_calls(calls):
         outcomes = notifications_ingest_batch(calls=batch)
     # Django logs an executemany as "<n> times: <sql>"
     statements = [q["sql"].split(" times: ", 1)[-1].split()[0].upper() for q in queries.captured_queries]
-    assert statements == ["SELECT", "SELECT", "INSERT", "UPDATE"]  # candidates, leases, new rows, coalesced rows
-    assert queries.captured_queries[2]["sql"].startswith(f"{2 * calls - 1} times: INSERT")
+    # threads, candidates, leases, new rows, coalesced rows
+    assert statements == ["SELECT", "SELECT", "SELECT", "INSERT", "UPDATE"]
+    assert queries.captured_queries[3]["sql"].startswith(f"{2 * calls - 1} times: INSERT")
 
     assert [o["records"][0]["coalesced"] for o in outcomes] == [True] + [False] * (calls - 1)
     assert outcomes[0]["records"][0]["id"] == existing.id
@@ -267,3 +268,28 @@ def test_a_failing_plan_leaves_its_call_undecided_and_the_others_planned():
     assert "planned" not in failed and planned["planned"]["seen"] == 1
     assert NotificationRecord.objects.get(pk=failed["records"][0]["id"]).lock_token == "tok0"
     assert NotificationRecord.objects.get(pk=planned["records"][0]["id"]).lock_token == ""
+
+
+@pytest.mark.django_db
+def test_one_call_with_two_dedupe_keys_gives_two_records():
+    now = timezone.now()
+    call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
+            "locked_until": now + timedelta(seconds=60),
+            "notifications": [notification(dedupe_key="a", summary="first"), notification(dedupe_key="b", summary="second")]}
+    [outcome] = notifications_ingest_batch(calls=[call])
+    assert [(r["dedupe_key"], r["summary"], r["coalesced"], r["coalesced_count"]) for r in outcome["records"]] == [
+        ("a", "first", False, 1), ("b", "second", False, 1)]
+    assert sorted(NotificationRecord.objects.values_list("dedupe_key", "thread__resource_id")) == [
+        ("a", "u1"), ("b", "u1")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_notification_for_another_resources_thread_is_refused_and_nothing_is_stored():
+    Thread.objects.create(id="t1", resource_id="someone-else")
+    now = timezone.now()
+    call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
+            "locked_until": now + timedelta(seconds=60), "notifications": [notification()]}
+    with pytest.raises(SignalError) as info:
+        notifications_ingest_batch(calls=[call])
+    assert (info.value.code, info.value.message) == ("thread_resource_mismatch", "thread 't1' belongs to another resource")
+    assert NotificationRecord.objects.count() == 0

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents.models import Message
+from agents.models import Message, Thread
 from agents.runtime.errors import NotificationError
 from agents.runtime.tools import ToolContext, ToolValidationError
 from inbox.dispatcher import dispatch_due_notifications
@@ -27,7 +27,9 @@ async def make_record(**fields) -> NotificationRecord:
     defaults = {"id": new_record_id(), "agent_id": "support", "resource_id": "alice", "thread_id": "t1",
                 "source": "github", "kind": "ci-status", "priority": priority, "priority_rank": RANK[priority],
                 "summary": "CI failed", "created_at": now, "updated_at": now}
-    return await NotificationRecord.objects.acreate(**{**defaults, **fields})
+    fields = {**defaults, **fields}
+    await Thread.objects.aget_or_create(id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
+    return await NotificationRecord.objects.acreate(**fields)
 
 
 def context(resource_id="alice", thread_id="t1", send_signal=None) -> ToolContext:

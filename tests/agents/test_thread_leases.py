@@ -1,0 +1,76 @@
+"""``agents.threads.leases`` and recovery, called directly on the database of the run: the row lock
+of the lease and the takeover of a dead owner's inputs."""
+
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connections, transaction
+from django.utils import timezone
+
+from agents.models import Message, Run, ThreadInput, ThreadLease
+from agents.runtime.threads import message_to_signal, thread_key
+from agents.threads.inputs import input_accept
+from agents.threads.leases import lease_lock
+from agents.threads.recovery import threads_recover
+
+TTL_MS = 15_000
+BRANCH_ACTIVE = {"behavior": "deliver", "attributes": {}, "stream_options": None}
+BRANCH_IDLE = {"behavior": "wake", "attributes": {}, "stream_options": None}
+R = "user-lease"
+
+
+def accept(thread_id: str, text: str, *, run_id: str | None = None) -> dict:
+    return input_accept(key=thread_key(R, thread_id), agent_id="worker", resource_id=R, thread_id=thread_id,
+                        signal=message_to_signal(text), mode="send", if_active=BRANCH_ACTIVE, if_idle=BRANCH_IDLE,
+                        target_run_id=None, new_run_id=run_id or uuid.uuid4().hex, stream_options={},
+                        ttl_ms=TTL_MS, process_id="p1", state=None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_takeover_never_runs_again_an_input_the_dead_run_saved_to_history():
+    woke = accept("t-saved", "answered", run_id="dead")
+    waiting = accept("t-saved", "waiting")
+    assert (woke["action"], waiting["action"], waiting["run_id"]) == ("wake", "deliver", "dead")
+    # the dead run saved its input and its answer (a run that saves per step), then its process died
+    now = timezone.now()
+    Message.objects.create(message_id=woke["signal"]["id"], thread_id="t-saved", resource_id=R, role="user",
+                           content="answered", created_at=now)
+    Message.objects.create(message_id="answer", thread_id="t-saved", resource_id=R, role="assistant",
+                           content=[{"type": "text", "text": "echo: answered"}], created_at=now)
+    ThreadLease.objects.filter(thread_id="t-saved").update(expires_at=now - timedelta(seconds=1))
+    [taken] = threads_recover(process_id="p2", ttl_ms=TTL_MS, new_run_id=lambda: "takeover")
+    assert (taken["run_id"], [s["id"] for s in taken["signals"]]) == ("takeover", [waiting["signal"]["id"]])
+    rows = {i.input_id: (i.status, i.consumed_by, i.attempts) for i in ThreadInput.objects.all()}
+    assert rows == {woke["signal"]["id"]: ("consumed", "dead", 0),
+                    waiting["signal"]["id"]: ("consumed", "takeover", 0)}
+    assert Run.objects.get(id="dead").status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_row_is_locked_until_the_transaction_ends(postgres_db):
+    accept("t-lock", "hi", run_id="r1")
+    other: dict = {}
+
+    def take():  # another connection, as another process would
+        try:
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT token FROM agents_threadlease WHERE thread_id = %s FOR UPDATE NOWAIT",
+                               ["t-lock"])
+                other["outcome"] = cursor.fetchone()
+        except OperationalError as exc:
+            other["outcome"] = str(exc).splitlines()[0]
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        assert lease_lock(thread_key(R, "t-lock")).owner_run_id == "r1"
+        reader = threading.Thread(target=take)
+        reader.start()
+        reader.join(5)
+    assert other["outcome"] == 'could not obtain lock on row in relation "agents_threadlease"'
+    reader = threading.Thread(target=take)  # once committed, the row is free
+    reader.start()
+    reader.join(5)
+    assert other["outcome"] == (1,)
