@@ -191,11 +191,15 @@ class InMemoryThreadStore:
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
             key, resource_id, thread_id = lease["key"], lease["resource_id"], lease["thread_id"]
+            thread = self.threads.get(thread_id)
         else:
-            lease = self._lease(key, resource_id, thread_id)
-        thread = self.threads.get(thread_id)
-        if thread is not None and thread["resource_id"] != resource_id:
-            raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
+            thread = self.threads.get(thread_id)
+            if thread is not None and thread["resource_id"] != resource_id:
+                raise SignalError(f"thread {thread_id!r} belongs to another resource",
+                                  code="thread_resource_mismatch")
+            if state is not None and thread is None:
+                raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
+            lease = self._lease(key, resource_id, thread_id)  # checked first: a refusal stores nothing
         held = self._is_active(lease)
         elsewhere = held and bool(lease["agent_id"]) and lease["agent_id"] != agent_id
         active = held and not elsewhere
