@@ -68,16 +68,6 @@ class InMemoryThreadStore:
         lease.update(owner_run_id=run_id, agent_id=agent_id, owner_process=process_id, status="running",
                      token=lease["token"] + 1, expires_at=self.clock() + ttl_ms / 1000.0, abort_requested=False)
 
-    @staticmethod
-    def _release(lease: dict) -> None:
-        lease.update(owner_run_id=None, owner_process="", status="idle", expires_at=None, abort_requested=False)
-
-    @staticmethod
-    def _lease_dict(lease: dict, signals: list[dict], stream_options: dict | None = None) -> dict:
-        return {"key": lease["key"], "run_id": lease["owner_run_id"], "token": lease["token"],
-                "last_seq": lease["last_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
-                "thread_id": lease["thread_id"], "signals": signals, "stream_options": stream_options or {}}
-
     def _add_input(self, lease: dict, *, signal: dict, agent_id: str, kind: str, run_id: str | None,
                    status: str = "pending", stream_options: dict | None = None) -> dict:
         row = {"id": next(self._ids), "input_id": signal["id"], "key": lease["key"], "kind": kind, "status": status,
@@ -90,23 +80,12 @@ class InMemoryThreadStore:
     def _pending(self, key: str, kinds: tuple[str, ...]) -> list[dict]:
         return [r for r in self.inputs if r["key"] == key and r["status"] == "pending" and r["kind"] in kinds]
 
-    @staticmethod
-    def _consume(rows: list[dict], run_id: str) -> None:
-        for row in rows:
-            row.update(status="consumed", consumed_by=run_id)
-
     def _append(self, lease: dict, chunks: list[dict]) -> None:
         log = self.events.setdefault(lease["key"], [])
         log.extend(chunks)
         lease["last_seq"] = max(lease["last_seq"], chunks[-1]["seq"])
         if len(log) > self.event_retention:
             del log[:len(log) - self.event_retention]
-
-    @staticmethod
-    def _number(lease: dict, chunks: list[dict]) -> list[dict]:
-        for offset, chunk in enumerate(chunks, start=1):
-            chunk["seq"] = lease["last_seq"] + offset
-        return chunks
 
     def _persist(self, lease: dict, signal: dict) -> None:
         self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
@@ -133,12 +112,12 @@ class InMemoryThreadStore:
         if echoes:
             for row in echoes:
                 self._persist(lease, row["signal"])
-            self._consume(echoes, lease["owner_run_id"])
-            chunks = self._number(lease, [echo_chunk(r["signal"], lease["owner_run_id"]) for r in echoes])
+            _consume(echoes, lease["owner_run_id"])
+            chunks = _number(lease, [echo_chunk(r["signal"], lease["owner_run_id"]) for r in echoes])
             self._append(lease, chunks)
             events.extend(chunks)
         if not rows:
-            self._release(lease)
+            _release(lease)
             return None
         first = rows[0]
         if first["kind"] == "queue":
@@ -147,35 +126,11 @@ class InMemoryThreadStore:
             taken = list(itertools.takewhile(lambda r: r["kind"] != "queue", rows))
             run_id = new_run_id
         self._take(lease, run_id=run_id, agent_id=first["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
-        self._consume(taken, run_id)
+        _consume(taken, run_id)
         self.runs.setdefault(run_id, {"id": run_id}).update(
             agent_id=first["agent_id"], resource_id=lease["resource_id"], thread_id=lease["thread_id"],
             status="running")
-        return self._lease_dict(lease, [r["signal"] for r in taken], first["stream_options"])
-
-    def _state_record(self, thread: dict, thread_id: str, state: dict, signal: dict) -> dict | None:
-        mastra = thread["metadata"].setdefault("mastra", {})
-        signals = mastra.setdefault("stateSignals", {})
-        tracking = signals.get(state["id"])
-        if tracking and tracking.get("currentCacheKey") == state["cache_key"] \
-                and tracking.get("currentMode") == state["mode"]:
-            return None
-        version = (tracking or {}).get("version", 0) + 1
-        metadata = dict(signal.get("metadata") or {})
-        metadata["state"] = {**(metadata.get("state") or {}), "id": state["id"], "cacheKey": state["cache_key"],
-                             "mode": state["mode"], "threadId": thread_id, "version": version}
-        recorded = {**signal, "metadata": metadata}
-        updated = {"currentCacheKey": state["cache_key"], "currentMode": state["mode"], "version": version,
-                   "lastSignalId": recorded["id"],
-                   "lastSnapshotSignalId": (recorded["id"] if state["mode"] == "snapshot"
-                                            else (tracking or {}).get("lastSnapshotSignalId")),
-                   "updatedAt": self._now_iso(),
-                   "activeCopies": [{"id": recorded["id"], "cacheKey": state["cache_key"], "mode": state["mode"],
-                                     "version": version}]}
-        if updated["lastSnapshotSignalId"] is None:
-            del updated["lastSnapshotSignalId"]
-        signals[state["id"]] = updated
-        return recorded
+        return _lease_dict(lease, [r["signal"] for r in taken], first["stream_options"])
 
     # -- the protocol --------------------------------------------------------------------------
     def prepares_memory_of(self, memory_store: Any) -> bool:
@@ -209,7 +164,7 @@ class InMemoryThreadStore:
         if state is not None:
             if thread is None:
                 raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
-            recorded = self._state_record(thread, thread_id, state, accepted)
+            recorded = _state_record(thread, thread_id, state, accepted, self._now_iso())
             if recorded is None:
                 return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
                         "action": "skipped"}
@@ -233,7 +188,7 @@ class InMemoryThreadStore:
             return {**base, "action": "deliver", "run_id": lease["owner_run_id"]}
         if behavior == "persist":
             self._persist(lease, stored)
-            chunks = self._number(lease, [
+            chunks = _number(lease, [
                 {"type": "start", "runId": new_run_id, "from": "AGENT", "payload": {}},
                 echo_chunk(accepted, new_run_id),
                 {"type": "finish", "runId": new_run_id, "from": "AGENT",
@@ -245,12 +200,12 @@ class InMemoryThreadStore:
         never_run = lease["token"] == 0
         self._take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms)
         leftovers = [] if never_run else self._pending(key, ("deliver",))
-        self._consume(leftovers, new_run_id)
+        _consume(leftovers, new_run_id)
         self._add_input(lease, signal=stored, agent_id=agent_id, kind="deliver", run_id=new_run_id,
                         status="consumed", stream_options=stream_options)
         self.runs[new_run_id] = {"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id,
                                  "thread_id": thread_id, "status": "running"}
-        return {**base, **self._lease_dict(lease, [r["signal"] for r in leftovers] + [stored], stream_options),
+        return {**base, **_lease_dict(lease, [r["signal"] for r in leftovers] + [stored], stream_options),
                 "action": "wake", "run_id": new_run_id}
 
     async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
@@ -258,7 +213,7 @@ class InMemoryThreadStore:
         if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
             return []
         rows = self._pending(key, ("deliver", "echo"))
-        self._consume(rows, run_id)
+        _consume(rows, run_id)
         return [{"kind": r["kind"], "signal": r["signal"]} for r in rows]
 
     async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
@@ -331,7 +286,7 @@ class InMemoryThreadStore:
             chunks = [{"type": "abort", "runId": run_id, "from": "AGENT", "payload": {"reason": "aborted"},
                        "seq": lease["last_seq"] + 1}]
             self._append(lease, chunks)
-            self._release(lease)
+            _release(lease)
             return {"run_id": run_id, "events": chunks, "released": True}
         lease["abort_requested"] = True
         return {"run_id": run_id, "events": [], "released": False}
@@ -351,7 +306,7 @@ class InMemoryThreadStore:
         if lease is None:
             return None
         self._take(lease, run_id=run_id, agent_id=lease["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
-        return self._lease_dict(lease, [])
+        return _lease_dict(lease, [])
 
     async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
                       agent_ids: list[str] | None = None) -> list[dict]:
@@ -385,6 +340,53 @@ class InMemoryThreadStore:
         for row in rows:
             row["status"] = "cancelled"
         return len(rows)
+
+
+def _release(lease: dict) -> None:
+    lease.update(owner_run_id=None, owner_process="", status="idle", expires_at=None, abort_requested=False)
+
+
+def _lease_dict(lease: dict, signals: list[dict], stream_options: dict | None = None) -> dict:
+    return {"key": lease["key"], "run_id": lease["owner_run_id"], "token": lease["token"],
+            "last_seq": lease["last_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
+            "thread_id": lease["thread_id"], "signals": signals, "stream_options": stream_options or {}}
+
+
+def _consume(rows: list[dict], run_id: str) -> None:
+    for row in rows:
+        row.update(status="consumed", consumed_by=run_id)
+
+
+def _number(lease: dict, chunks: list[dict]) -> list[dict]:
+    for offset, chunk in enumerate(chunks, start=1):
+        chunk["seq"] = lease["last_seq"] + offset
+    return chunks
+
+
+def _state_record(thread: dict, thread_id: str, state: dict, signal: dict, now_iso: str) -> dict | None:
+    """``agents.threads.state.state_signal_record`` on a thread dict."""
+    mastra = thread["metadata"].setdefault("mastra", {})
+    signals = mastra.setdefault("stateSignals", {})
+    tracking = signals.get(state["id"])
+    if tracking and tracking.get("currentCacheKey") == state["cache_key"] \
+            and tracking.get("currentMode") == state["mode"]:
+        return None
+    version = (tracking or {}).get("version", 0) + 1
+    metadata = dict(signal.get("metadata") or {})
+    metadata["state"] = {**(metadata.get("state") or {}), "id": state["id"], "cacheKey": state["cache_key"],
+                         "mode": state["mode"], "threadId": thread_id, "version": version}
+    recorded = {**signal, "metadata": metadata}
+    updated = {"currentCacheKey": state["cache_key"], "currentMode": state["mode"], "version": version,
+               "lastSignalId": recorded["id"],
+               "lastSnapshotSignalId": (recorded["id"] if state["mode"] == "snapshot"
+                                        else (tracking or {}).get("lastSnapshotSignalId")),
+               "updatedAt": now_iso,
+               "activeCopies": [{"id": recorded["id"], "cacheKey": state["cache_key"], "mode": state["mode"],
+                                 "version": version}]}
+    if updated["lastSnapshotSignalId"] is None:
+        del updated["lastSnapshotSignalId"]
+    signals[state["id"]] = updated
+    return recorded
 
 
 __all__ = ["EVENT_RETENTION", "InMemoryThreadStore"]
