@@ -7,6 +7,7 @@ One module per job:
 - ``inputs``: an input's target and ``if_active`` / ``if_idle`` branches, :class:`SendResult`;
 - ``events``: a run's event stream (``seq``, batching, flush, publish here and elsewhere);
 - ``subscriptions``: :class:`ThreadSubscription` and this process's subscribers (bounded buffers);
+- ``background``: the runtime's background tasks and the wait for them;
 - ``runtime``: :class:`ThreadRuntime` (send and route, start and end runs, renew, abort, recover,
   resume);
 - ``process``: this process's runtime (:func:`get_thread_runtime`).

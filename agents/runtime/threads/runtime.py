@@ -27,6 +27,7 @@ from ..errors import AgentConfigError, SignalError
 from ..messages import new_id
 from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
+from .background import BackgroundTasks
 from .events import ActiveRun, EventPublisher
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, ThreadStore, thread_key
@@ -69,7 +70,9 @@ class ThreadRuntime:
         self.lease_ttl_ms = lease_ttl_ms
         self.process_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.active: dict[str, ActiveRun] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self.background = BackgroundTasks(self.active)
+        #: runs ``coro`` as a background task of this runtime (awaited by :meth:`drain_background`)
+        self.spawn = self.background.spawn
         self.subscriptions = Subscriptions(store, pubsub, self.process_id, runs=self.active, spawn=self.spawn,
                                            on_abort=self._on_abort_request, abort=self.abort,
                                            buffer_max=subscriber_buffer_max)
@@ -325,37 +328,18 @@ class ThreadRuntime:
         return started
 
     # -- background work ----------------------------------------------------------------------
-    def spawn(self, coro) -> None:
-        """Run ``coro`` as a background task of this runtime (awaited by :meth:`drain_background`)."""
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     def is_idle(self) -> bool:
         """No run of this process is active and no background task is pending."""
-        return not self._tasks and not self.active
+        return self.background.is_idle()
 
     def busy_with(self) -> list[str]:
         """What keeps this runtime busy: its active runs and pending background tasks, by name."""
-        return ([f"run {run.run_id} of {run.key!r}" for run in self.active.values()]
-                + [f"task {task.get_coro()!r}" for task in self._tasks])
+        return self.background.busy_with(lambda key: f"run {self.active[key].run_id} of {key!r}")
 
     async def drain_background(self, timeout: float = 5.0) -> bool:
         """Wait up to ``timeout`` seconds for this process's thread runs and flushes to finish
         (shutdown, tests). True when everything finished; False on timeout (what is still busy:
         :meth:`busy_with`). Tests use ``agents.runtime.testing.drain_thread_runtime``, which fails."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not self.is_idle():
-            left = deadline - loop.time()
-            if left <= 0:
-                return False
-            tasks = list(self._tasks)
-            if tasks:
-                await asyncio.wait(tasks, timeout=left)
-            else:
-                await asyncio.sleep(min(0.005, left))
-        return True
-
+        return await self.background.drain(timeout)
 
 __all__ = ["ThreadRuntime", "YIELD_EVERY_S"]
