@@ -137,7 +137,7 @@ async def case_c(n: int, warmup: int) -> dict:
 
 # -- case fanout ----------------------------------------------------------------------------------
 async def case_fanout(subscribers: int, rounds: int) -> dict:
-    from agents.runtime.threads import get_thread_runtime
+    from agents.runtime.threads import ActiveRun, get_thread_runtime
 
     agent = bench_agent("bench-fanout", chunk_size=1)
     runtime = get_thread_runtime()
@@ -148,13 +148,13 @@ async def case_fanout(subscribers: int, rounds: int) -> dict:
     for r in range(rounds):
         thread_id = f"fanout-{time.time_ns()}-{r}"
         emitted: dict[int, float] = {}
-        original = runtime._emit
+        original = ActiveRun.emit
 
         def timed_emit(active, chunk, original=original, emitted=emitted):
             emitted[active.seq + 1] = perf()  # the seq this chunk is about to get
             return original(active, chunk)
 
-        runtime._emit = timed_emit
+        ActiveRun.emit = timed_emit
         subs = [await agent.subscribe_to_thread(resource_id="bench-user", thread_id=thread_id)
                 for _ in range(subscribers)]
         received: list[dict[int, float]] = [{} for _ in subs]
@@ -170,7 +170,7 @@ async def case_fanout(subscribers: int, rounds: int) -> dict:
         result = await agent.send_message("x" * FANOUT_TEXT_CHARS, resource_id="bench-user", thread_id=thread_id)
         await asyncio.wait_for(asyncio.gather(*readers), 60)
         wall += perf() - start
-        runtime._emit = original
+        ActiveRun.emit = original
         await result.output.get_full_output()
         for sub in subs:
             sub.unsubscribe()

@@ -48,7 +48,8 @@ from typing import Any, AsyncIterator, Iterable
 
 from .providers.base import ModelRequest
 
-__all__ = ["ScriptedModel", "ScriptedStep", "hang_step", "make_usage", "text_step", "tool_step"]
+__all__ = ["ScriptedModel", "ScriptedStep", "drain_thread_runtime", "hang_step", "make_usage", "text_step",
+           "tool_step"]
 
 
 @dataclass
@@ -208,3 +209,17 @@ class ScriptedModel:
         if step.hang:
             await asyncio.Event().wait()  # never set: only a cancellation (abort) ends this step
 
+
+
+async def drain_thread_runtime(runtime: Any = None, *, timeout: float = 5.0) -> None:
+    """Wait until the thread runtime (``runtime``, or this loop's) has no active run and no pending
+    background task; fail the test (:class:`AssertionError` naming what is still busy) when that
+    takes longer than ``timeout`` seconds. ``ThreadRuntime.drain_background`` itself only reports a
+    timeout (False), for shutdown."""
+    if runtime is None:
+        from .threads import get_thread_runtime
+
+        runtime = get_thread_runtime()
+    if not await runtime.drain_background(timeout=timeout):
+        raise AssertionError(f"the thread runtime was still busy after {timeout} s: "
+                             + "; ".join(runtime.busy_with()))

@@ -140,7 +140,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
         if behavior == "persist":
-            input_persist_history(lease, accepted)
+            input_persist_history(lease, stored)
             synthetic = new_run_id
             chunks = events_number(lease, [
                 {"type": "start", "runId": synthetic, "from": "AGENT", "payload": {}},
@@ -164,7 +164,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                                   "consumed_at": now, "stream_options": stream_options}])
         Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "thread_id": thread_id,
                                   "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
-        woken = {**base, **lease_to_dict(lease, leftovers + [accepted], stream_options), "action": "wake",
+        woken = {**base, **lease_to_dict(lease, leftovers + [stored], stream_options), "action": "wake",
                  "run_id": new_run_id}
         if prepare is not None:
             woken["prepared"] = thread_prepare_locked(thread, resource_id=resource_id, thread_id=thread_id,

@@ -40,6 +40,7 @@ from agents.threads.leases import lease_renew
 from agents.threads.runs import run_abort_request, run_finish, run_resume, run_suspend
 from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
 from agents.runtime.signal import message_to_signal
+from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import ThreadRuntime, set_thread_runtime, thread_key
 
 HERE = Path(__file__).resolve().parent
@@ -186,7 +187,7 @@ async def redis_runtime(redis_url: str, *, ttl_ms: int = 15_000):
     try:
         yield runtime
     finally:
-        await runtime.drain_background(timeout=5)
+        await drain_thread_runtime(runtime, timeout=5)
         set_thread_runtime(None)
         await pubsub.close()
         await layer.close_pools()

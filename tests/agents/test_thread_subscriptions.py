@@ -75,7 +75,7 @@ async def test_unsubscribe_never_aborts_the_run():
 
 
 def buffered_view(sub) -> list[dict]:
-    return list(sub._buffer)
+    return sub.peek_buffered()
 
 
 async def _drain_stream(sub):

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from agents.memory import Memory
 from agents.runtime import Agent
 from agents.runtime.providers.echo import EchoModel
+from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import get_thread_runtime
 
 TIMEOUT = 5.0
@@ -90,9 +91,7 @@ async def collect(sub, until: Callable[[dict], bool] | str = "finish", n: int = 
 
 def buffered(sub) -> list[dict]:
     """Chunks a subscription holds that nobody read yet (without waiting)."""
-    out = list(sub._buffer)
-    sub._buffer.clear()
-    return out
+    return sub.take_buffered()
 
 
 def finish_of(sub_chunks: list[dict], run_id: str | None = None) -> dict:
@@ -131,9 +130,10 @@ async def wait_for_chunk(sub, predicate: Callable[[dict], bool], timeout: float 
     return await collect(sub, predicate, 1, timeout)
 
 
-async def settle() -> None:
-    """Let every background run and event flush of this loop's runtime finish."""
-    await get_thread_runtime().drain_background(timeout=TIMEOUT)
+async def settle(timeout: float = TIMEOUT) -> None:
+    """Let every background run and event flush of this loop's runtime finish; fails the test when
+    they are not done within ``timeout`` seconds."""
+    await drain_thread_runtime(get_thread_runtime(), timeout=timeout)
 
 
 async def wait_idle(resource_id: str, thread_id: str, timeout: float = TIMEOUT) -> None:

@@ -3,12 +3,11 @@ in-process scheduler switched off (tests call the dispatcher themselves, with an
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from agents.memory import Memory
 from agents.runtime import Agent
+from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import get_thread_runtime
 
 
@@ -41,12 +40,8 @@ def make_busy():
 @pytest.fixture
 def settle():
     async def wait(timeout: float = 10.0) -> None:
-        """Wait until this loop's thread runs are over (before the database is flushed)."""
-        runtime = get_thread_runtime()
-        await runtime.drain_background(timeout=timeout)
-        for _ in range(int(timeout / 0.01)):
-            if not runtime.active and not runtime._tasks:
-                return
-            await asyncio.sleep(0.01)
+        """Wait until this loop's thread runs are over (before the database is flushed); fails the
+        test when they are not within ``timeout`` seconds."""
+        await drain_thread_runtime(get_thread_runtime(), timeout=timeout)
 
     return wait

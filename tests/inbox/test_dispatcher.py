@@ -51,8 +51,7 @@ async def row(record_id: str) -> NotificationRecord:
 
 def drain(sub) -> list[dict]:
     chunks = []
-    while sub._buffer:
-        chunks.append(sub._buffer.pop(0))
+    chunks.extend(sub.take_buffered())
     return chunks
 
 

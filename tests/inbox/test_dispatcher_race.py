@@ -31,6 +31,7 @@ DISPATCHER = textwrap.dedent("""
     django.setup()
     from agents.memory import Memory
     from agents.runtime import Agent
+    from agents.runtime.testing import drain_thread_runtime
     from agents.runtime.threads import get_thread_runtime
     from inbox.dispatcher import dispatch_due_notifications
 
@@ -41,7 +42,7 @@ DISPATCHER = textwrap.dedent("""
         await asyncio.sleep(max(0.0, start_at - time.time()))  # both processes start together
         stats = await dispatch_due_notifications(now=datetime.fromisoformat(sys.argv[2]), batch_size=10,
                                                  agent_lookup=lambda agent_id: agent)
-        await get_thread_runtime().drain_background(timeout=60)
+        await drain_thread_runtime(get_thread_runtime(), timeout=60)
         print(json.dumps(stats))
 
     asyncio.run(main())

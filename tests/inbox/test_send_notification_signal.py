@@ -100,8 +100,7 @@ async def test_the_echo_of_a_full_notification_carries_mastras_metadata(make_age
                                                   resource_id="u1", thread_id="t1")
     await settle()
     chunks = []
-    while sub._buffer:
-        chunks.append(sub._buffer.pop(0))
+    chunks.extend(sub.take_buffered())
     sub.unsubscribe()
     rid = result.record["id"]
     assert [c["type"] for c in chunks][:3] == ["start", "data-signal", "step-start"]  # the wake's echo
@@ -122,8 +121,7 @@ async def test_the_echo_of_a_summary_carries_mastras_metadata(make_agent, make_b
     result = await agent.send_notification_signal(CI, resource_id="u1", thread_id="t1")
     await settle()
     chunks = []
-    while sub._buffer:
-        chunks.append(sub._buffer.pop(0))
+    chunks.extend(sub.take_buffered())
     sub.unsubscribe()
     rid = result.record["id"]
     echo = next(c["data"] for c in chunks if c["type"] == "data-signal")
@@ -147,13 +145,12 @@ async def test_a_low_notification_sends_nothing_until_the_dispatcher_runs(make_a
     stored = await row(result.record["id"])
     assert stored.summary_at is not None and stored.next_due_at == stored.summary_at
     await settle()
-    assert sub._buffer == []  # nothing emitted at receipt
+    assert sub.take_buffered() == []  # nothing emitted at receipt
     stats = await dispatch_due_notifications(now=stored.summary_at, agent_lookup=lambda agent_id: agent)
     await settle()
     assert stats["summarised"] == 1
     chunks = []
-    while sub._buffer:
-        chunks.append(sub._buffer.pop(0))
+    chunks.extend(sub.take_buffered())
     sub.unsubscribe()
     # a summary of low records persists without waking: Mastra's synthetic run
     assert [c["type"] for c in chunks] == ["start", "data-signal", "finish"]

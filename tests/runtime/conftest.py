@@ -15,7 +15,7 @@ from agents.runtime.storage import InMemoryStore, set_run_store
 def run_store():
     """A fresh process-wide run store per test (suspended runs, run records)."""
     previous_store = storage._run_store
-    previous_factory = threads._factory
+    previous_factory = threads.get_thread_runtime_factory()
     store = InMemoryStore()
     set_run_store(store)
     threads.set_thread_runtime_factory(None)

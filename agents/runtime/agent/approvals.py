@@ -1,0 +1,74 @@
+"""Continuing a run suspended on a tool approval (approve or decline the pending call)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import AgentConfigError
+from ..options import snake_keys
+from ..output import AgentOutput
+from ..run import Run, ThreadHooks
+from ..storage import get_run_store
+from ..threads import get_thread_runtime
+from .building import options_merge, run_execute, run_parts
+
+
+async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict) -> dict:
+    """Claim the suspended run and return what its continuation is built from (its stored state
+    with ``decision`` for the call, its memory and the merged options)."""
+    if not isinstance(run_id, str) or not isinstance(tool_call_id, str):
+        raise AgentConfigError("run_id", "run_id and tool_call_id must be strings")
+    state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision)
+    stored = state.get("options") or {}
+    merged = await options_merge(agent, {**stored, **snake_keys(options)})
+    merged["request_context"] = merged.get("request_context") or state.get("request_context") or {}
+    mem = state.get("memory")
+    parts = await run_parts(agent, None, merged, run_id=run_id)
+    if mem:
+        if agent.memory is None:
+            raise AgentConfigError("memory", f"agent {agent.id!r} has no memory to resume thread runs")
+        parts["memory"] = {**mem, "store": agent.memory.store}
+    parts["suspended_state"] = {**state, "decisions": {**state["decisions"], tool_call_id: decision}}
+    return parts
+
+
+async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict) -> AgentOutput:
+    """Claim the suspended run and continue it. A thread run continues under the thread's lease
+    (its chunks reach the thread's subscribers); any other run continues here."""
+    parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
+    user_on_chunk = snake_keys(options).get("on_chunk")
+
+    def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,
+             finalize: Callable | None = None) -> AgentOutput:
+        holder: dict = {}
+        run = Run(**parts, emit=lambda chunk: holder["emit"](chunk), hooks=hooks)
+
+        def on_chunk(chunk: dict) -> Any:
+            if thread_emit is not None:
+                thread_emit(chunk)
+            return user_on_chunk(chunk) if user_on_chunk is not None else None
+
+        async def start(emit):
+            holder["emit"] = emit
+            result = await run_execute(run, resuming=True)
+            if finalize is not None:
+                await finalize(result)
+            return result
+
+        return AgentOutput(run_id, start, on_chunk=on_chunk)
+
+    if parts["memory"] is not None:
+        async def resume(thread_emit: Callable, finalize: Callable, hooks: ThreadHooks) -> AgentOutput:
+            return make(hooks, thread_emit, finalize)
+
+        try:
+            runtime = get_thread_runtime()
+        except AgentConfigError:  # no thread store in this process: a plain memory run
+            runtime = None
+        output = await runtime.resume_suspended(agent, run_id=run_id, resume=resume) if runtime else None
+        if output is not None:
+            return output
+    return make(None)
+
+
+__all__ = ["resume_output", "resume_parts"]

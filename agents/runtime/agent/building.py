@@ -1,0 +1,187 @@
+"""Building and executing one run of an agent: options over the agent's defaults, the checks of a
+call, the run's parts (model, system messages, tools, memory, processors), its task."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, Callable
+
+from ..abort import AbortSignal
+from ..errors import AgentConfigError, RequestContextError
+from ..messages import new_id, normalize_messages, now_iso, system_messages, text_of
+from ..options import snake_keys, validate_options
+from ..providers.router import resolve_model
+from ..results import GenerateResult
+from ..run import Run, ThreadHooks, maybe_await
+from ..storage import get_run_store
+from ..tools import Tool, ToolValidationError, create_tool
+from .config import check_tools
+from .title import title_generate_soon
+
+
+async def options_merge(agent: Any, options: dict) -> dict:
+    """The call's options over the agent's ``default_options`` (snake_case keys), validated."""
+    options = snake_keys(options)
+    defaults = agent.default_options
+    if callable(defaults):
+        defaults = await maybe_await(defaults(options.get("request_context") or {}))
+    merged = {**snake_keys(defaults or {}), **options}
+    return validate_options(merged)
+
+
+async def run_build(agent: Any, messages: Any, options: dict, emit: Callable, *, run_id: str | None = None,
+                    prepared: tuple | None = None, hooks: ThreadHooks | None = None) -> Run:
+    """The run for one call. ``prepared`` is the memory's ``(thread, history)`` when the caller
+    already read them (a thread wake reads them in its own transaction); ``hooks`` makes it a
+    thread run."""
+    return Run(**await run_parts(agent, messages, options, run_id=run_id, prepared=prepared), emit=emit,
+               hooks=hooks)
+
+
+async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | None = None,
+                    prepared: tuple | None = None) -> dict:
+    """Everything a :class:`Run` is built from but its ``emit`` and thread hooks. All the checks
+    of a call happen here (building the run itself then cannot fail)."""
+    request_context = options.get("request_context") or {}
+    if agent.request_context_schema is not None:
+        try:
+            agent.request_context_schema.validate(request_context)
+        except ToolValidationError as exc:
+            raise RequestContextError(f"request_context is invalid: {exc}") from None
+    model_spec = options.get("model") or agent.get_model(request_context)
+    if inspect.isawaitable(model_spec):
+        model_spec = await model_spec
+    model = resolve_model(model_spec)
+    check = getattr(model, "validate_credentials", None)
+    if check is not None:
+        check()
+    if options.get("instructions") is not None:
+        system = system_messages(options["instructions"], "options.instructions")
+    else:
+        system = await agent.get_instructions(request_context)
+    system = system + system_messages(options.get("system"), "options.system")
+    tools = await agent.get_tools(request_context)
+    for toolset in (options.get("toolsets") or {}).values():
+        tools.update(check_tools(toolset, "options.toolsets"))
+    if options.get("client_tools"):
+        tools.update(check_tools(options["client_tools"], "options.client_tools"))
+    choice = options.get("tool_choice")
+    if isinstance(choice, dict) and choice["tool_name"] not in tools:
+        raise AgentConfigError("options.tool_choice", f"unknown tool {choice['tool_name']!r}")
+    input_messages = normalize_messages(messages) if messages is not None else []
+    stamp = now_iso()
+    for m in input_messages:
+        m.setdefault("id", new_id())
+        m.setdefault("createdAt", stamp)
+    context = normalize_messages(options["context"], "options.context") if options.get("context") else []
+    memory = None
+    remembered: list[dict] = []
+    mem_opt = options.get("memory")
+    if mem_opt is not None:
+        if agent.memory is None:
+            raise AgentConfigError("memory", f"agent {agent.id!r} has no memory; pass memory=Memory() to use threads")
+        mopts = agent.memory.resolve_options(mem_opt.get("options"))
+        thread = mem_opt["thread"]
+        thread_id = thread if isinstance(thread, str) else thread["id"]
+        title = None if isinstance(thread, str) else thread.get("title")
+        metadata = None if isinstance(thread, str) else thread.get("metadata")
+        if prepared is not None and title is None and metadata is None:
+            thread_rec, remembered = prepared
+        else:
+            thread_rec, remembered = await agent.memory.store.prepare_thread(
+                resource_id=mem_opt["resource"], thread_id=thread_id, title=title, metadata=metadata,
+                last_messages=mopts["last_messages"], read_only=mopts["read_only"])
+        memory = {"store": agent.memory.store, "resource_id": mem_opt["resource"], "thread_id": thread_id,
+                  "read_only": mopts["read_only"], "saved_upto": 0,
+                  # keep the setting itself (True or {"model", "instructions"}), not a bool
+                  "generate_title": (mopts["generate_title"] if not mopts["read_only"]
+                                     and not (thread_rec or {}).get("title") else False),
+                  "on_title_generated": mem_opt.get("on_title_generated")}
+        for m in input_messages:
+            m["threadId"] = thread_id
+            m["resourceId"] = mem_opt["resource"]
+    abort_signal = options.get("abort_signal")
+    if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
+        raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
+    descriptions = dict(agent.editor_overrides.get("tool_descriptions") or {})
+    return dict(
+        agent=agent, run_id=run_id or options.get("run_id") or new_id(), model=model, system=system,
+        messages=[message_strip(m) for m in remembered] + context + [message_strip(m) for m in input_messages],
+        input_messages=input_messages, tools=tools, tool_descriptions=descriptions, options=options,
+        memory=memory, remembered=remembered, abort_signal=abort_signal,
+        request_context=request_context, run_store=get_run_store(),
+        # a call's processors replace the agent's, also when the list is empty (Mastra's ``??``)
+        input_processors=list(options["input_processors"] if options.get("input_processors") is not None
+                              else processors_static(agent.input_processors, request_context)),
+        output_processors=list(options["output_processors"] if options.get("output_processors") is not None
+                               else processors_static(agent.output_processors, request_context)),
+        max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
+        resolve_model=resolve_model,
+    )
+
+
+async def run_execute(run: Run, *, resuming: bool = False) -> GenerateResult:
+    """Run in its own task so that an abort can cancel it without touching the caller."""
+    task = asyncio.ensure_future(run.execute(resuming=resuming))
+    remove = None
+    if run.abort_signal is not None:
+        # cancel only a started run: a task cancelled before its first step would never reach
+        # the run's abort handling (the run checks the signal itself when it starts)
+        remove = run.abort_signal.add_listener(lambda _reason: task.cancel() if run.started else None)
+    try:
+        result = await task
+    finally:
+        if remove is not None:
+            remove()
+    run_after(run)
+    return result
+
+
+def run_after(run: Run) -> None:
+    """After a run: generate the thread's title in the background when the memory asks for it."""
+    mem = run.memory
+    if mem and mem.get("generate_title") and run.finish_reason not in ("error", "abort"):
+        first = next((text_of(m) for m in run.input_messages if m["role"] == "user"), "")
+        if first:
+            title_generate_soon(run, first)
+
+
+def noop(chunk: dict) -> None:
+    return None
+
+
+def message_strip(message: dict) -> dict:
+    """What the run keeps of a stored message: role, content, provider options and the signal
+    metadata processors read; ids and timestamps stay in the store."""
+    out = {"role": message["role"], "content": message["content"]}
+    for key in ("providerOptions", "type", "metadata"):
+        if key in message:
+            out[key] = message[key]
+    return out
+
+
+def processors_static(processors: Any, request_context: dict) -> list:
+    """The agent's processors (a list, or a callable of the request context)."""
+    if callable(processors):
+        return list(processors(request_context))
+    return list(processors or [])
+
+
+def agent_tool(sub: Any) -> Tool:
+    """A tool that delegates a task to the sub-agent ``sub`` (``Agent(agents={...})``)."""
+    async def execute(input: dict, context) -> dict:
+        result = await sub.generate(input["prompt"], abort_signal=context.abort_signal,
+                                    request_context=context.request_context)
+        if result.error is not None:
+            raise RuntimeError(f"sub-agent {sub.id!r} failed: {result.error}")
+        return {"text": result.text}
+
+    return create_tool(id=f"agent-{sub.id}", description=sub.description or f"Delegate a task to the {sub.name} agent.",
+                       input_schema={"type": "object", "properties": {"prompt": {"type": "string"}},
+                                     "required": ["prompt"]},
+                       execute=execute)
+
+
+__all__ = ["agent_tool", "message_strip", "noop", "options_merge", "processors_static", "run_after", "run_build",
+           "run_execute", "run_parts"]

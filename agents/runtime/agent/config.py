@@ -1,0 +1,46 @@
+"""The checks of an agent's configuration shared by its constructor and its calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import AgentConfigError
+from ..tools import Tool
+
+EDITOR_KEYS = ("instructions", "tools")
+#: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
+AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
+                 "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
+                 "request_context_schema", "notifications", "editor")
+
+
+def validate_editor(editor: Any) -> Any:
+    """``editor``: None, False or ``{'instructions': bool, 'tools': bool | {'description': bool}}``."""
+    if editor is None or editor is False:
+        return editor
+    if not isinstance(editor, dict):
+        raise AgentConfigError("editor", "must be False or {'instructions': bool, 'tools': bool | {'description': bool}}")
+    for key, value in editor.items():
+        if key not in EDITOR_KEYS:
+            raise AgentConfigError(f"editor.{key}", "unknown key (expected 'instructions' or 'tools')")
+        if key == "instructions" and not isinstance(value, bool):
+            raise AgentConfigError("editor.instructions", "must be a bool")
+        if key == "tools" and not isinstance(value, bool):
+            if not isinstance(value, dict) or set(value) - {"description"} or not isinstance(value.get("description", False), bool):
+                raise AgentConfigError("editor.tools", "must be a bool or {'description': bool}")
+    return editor
+
+
+def check_tools(tools: Any, field: str) -> dict[str, Tool]:
+    """``tools`` when it is a dict of named :class:`Tool`; raises :class:`AgentConfigError` naming ``field``."""
+    if not isinstance(tools, dict):
+        raise AgentConfigError(field, "must be a dict of {name: tool}")
+    for name, tool in tools.items():
+        if not isinstance(name, str) or not name:
+            raise AgentConfigError(field, "tool names must be non-empty strings")
+        if not isinstance(tool, Tool):
+            raise AgentConfigError(f"{field}.{name}", "must be a tool made with create_tool()")
+    return tools
+
+
+__all__ = ["AGENT_OPTIONS", "EDITOR_KEYS", "check_tools", "validate_editor"]

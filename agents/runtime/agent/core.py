@@ -1,0 +1,274 @@
+"""The :class:`Agent` class: Mastra's constructor, its dynamic configuration, ``generate()`` /
+``stream()``, tool approvals and the thread API, each delegating to the module that does the job.
+
+Everything here is plain asyncio. Storage is reached through the protocols of ``storage.py``:
+memory through ``agent.memory.store``, suspended runs through the process-wide run store.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import AgentConfigError
+from ..ids import MAX_AGENT_ID, id_check
+from ..memory import BaseMemory
+from ..messages import system_messages
+from ..options import check_agent_keywords, snake_keys, validate_hooks, validate_options
+from ..output import AgentOutput
+from ..providers.router import resolve_model
+from ..results import GenerateResult
+from ..run import ThreadHooks, maybe_await
+from ..threads import ThreadSubscription
+from ..threads.inputs import SendResult
+from ..tools import Schema, Tool
+from .approvals import resume_output
+from .building import agent_tool, noop, options_merge, run_build, run_execute
+from .config import AGENT_OPTIONS, check_tools, validate_editor
+from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
+                         thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
+
+
+class Agent:
+    """An agent defined in code. See DESIGN §3 for the full surface."""
+
+    def __init__(self, *, id: str, name: str | None = None, instructions: Any = None, model: Any = None,
+                 description: str | None = None, metadata: Any = None, tools: Any = None, hooks: dict | None = None,
+                 agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
+                 input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
+                 request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
+                 **unknown: Any):
+        check_agent_keywords(unknown, AGENT_OPTIONS)
+        if not isinstance(id, str) or not id.strip():
+            raise AgentConfigError("id", "must be a non-empty string")
+        id_check(id, "id", MAX_AGENT_ID, error=AgentConfigError)
+        self.id = id
+        self.name = name if name is not None else id
+        if not isinstance(self.name, str):
+            raise AgentConfigError("name", "must be a string")
+        if description is not None and not isinstance(description, str):
+            raise AgentConfigError("description", "must be a string")
+        self.description = description or ""
+        if metadata is not None and not (isinstance(metadata, dict) or callable(metadata)):
+            raise AgentConfigError("metadata", "must be a dict or a callable of request_context")
+        self._metadata = metadata
+        if instructions is None:
+            raise AgentConfigError("instructions", "is required")
+        if not callable(instructions):
+            system_messages(instructions, "instructions")  # validates the shape now
+        self.instructions = instructions
+        if model is None:
+            raise AgentConfigError("model", "is required (e.g. 'openai/gpt-4o-mini' or 'local/echo')")
+        if isinstance(model, (str, dict)):
+            resolve_model(model)  # fails fast on a malformed string or unknown provider
+        elif not callable(model) and not hasattr(model, "stream"):
+            raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model or a callable")
+        self.model = model
+        if tools is not None and not callable(tools):
+            check_tools(tools, "tools")
+        self._tools = tools or {}
+        if hooks is not None:
+            validate_hooks(hooks, "hooks")
+        self.hooks = snake_keys(hooks) if hooks else {}
+        if agents is not None and not callable(agents):
+            if not isinstance(agents, dict) or not all(isinstance(a, Agent) for a in agents.values()):
+                raise AgentConfigError("agents", "must be a dict of {name: Agent}")
+        self._agents = agents or {}
+        if default_options is not None and not (isinstance(default_options, dict) or callable(default_options)):
+            raise AgentConfigError("default_options", "must be a dict of generate options or a callable")
+        if isinstance(default_options, dict):
+            try:
+                validate_options(snake_keys(dict(default_options)))
+            except AgentConfigError as exc:  # name the constructor field, not the call option
+                raise AgentConfigError("default_options" + exc.field[len("options"):], exc.problem) from None
+        self.default_options = default_options
+        if memory is not None and not isinstance(memory, BaseMemory):
+            raise AgentConfigError("memory", "must be a Memory instance (agents.memory.Memory)")
+        self.memory = memory
+        for field, value in (("input_processors", input_processors), ("output_processors", output_processors)):
+            if value is not None and not callable(value) and not isinstance(value, (list, tuple)):
+                raise AgentConfigError(field, "must be a list of processors")
+        self.input_processors = input_processors or []
+        self.output_processors = output_processors or []
+        if not isinstance(max_processor_retries, int) or isinstance(max_processor_retries, bool) or max_processor_retries < 0:
+            raise AgentConfigError("max_processor_retries", "must be a non-negative integer")
+        self.max_processor_retries = max_processor_retries
+        self.request_context_schema = (Schema(request_context_schema, field_name="request_context_schema")
+                                       if request_context_schema is not None else None)
+        if notifications is not None:
+            if not isinstance(notifications, dict) or set(snake_keys(notifications)) - {"delivery_policy"}:
+                raise AgentConfigError("notifications", "must be {'delivery_policy': {...}}")
+            notifications = snake_keys(notifications)
+        self.notifications = notifications or {}
+        self.editor = validate_editor(editor)
+        self.mastra = None
+        #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
+        self.editor_overrides: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.id}>"
+
+    # -- dynamic configuration ----------------------------------------------------------------
+    async def get_metadata(self, request_context: dict | None = None) -> dict:
+        if callable(self._metadata):
+            return await maybe_await(self._metadata(request_context or {})) or {}
+        return dict(self._metadata or {})
+
+    async def get_instructions(self, request_context: dict | None = None) -> list[dict]:
+        if "instructions" in self.editor_overrides:
+            return system_messages(self.editor_overrides["instructions"], "instructions")
+        value = self.instructions
+        if callable(value):
+            value = await maybe_await(value(request_context or {}))
+        return system_messages(value, "instructions")
+
+    async def get_tools(self, request_context: dict | None = None) -> dict[str, Tool]:
+        tools = self._tools
+        if callable(tools):
+            tools = check_tools(await maybe_await(tools(request_context or {})), "tools")
+        tools = dict(tools)
+        if "tools" in self.editor_overrides:
+            tools = {n: t for n, t in tools.items() if n in self.editor_overrides["tools"]}
+        agents = self._agents
+        if callable(agents):
+            agents = await maybe_await(agents(request_context or {}))
+        for key, sub in (agents or {}).items():
+            tools[f"agent-{key}"] = agent_tool(sub)
+        return tools
+
+    def get_model(self, request_context: dict | None = None) -> Any:
+        model = self.model
+        if callable(model) and not hasattr(model, "stream"):
+            model = model(request_context or {})
+        return model
+
+    def apply_editor_overrides(self, *, instructions: Any = None, tools: list[str] | None = None,
+                               tool_descriptions: dict[str, str] | None = None) -> None:
+        """Apply stored editor overrides within this agent's editor locks (DESIGN §1, admin)."""
+        editor = self.editor
+        allow_instr = editor is None or (editor is not False and editor.get("instructions", False))
+        tools_lock = None if editor is None else (False if editor is False else editor.get("tools", False))
+        if instructions is not None:
+            if not allow_instr:
+                raise AgentConfigError("editor.instructions", f"agent {self.id!r} does not allow editing instructions")
+            system_messages(instructions, "instructions")
+            self.editor_overrides["instructions"] = instructions
+        if tools is not None:
+            if not (tools_lock is None or tools_lock is True):
+                raise AgentConfigError("editor.tools", f"agent {self.id!r} does not allow editing its tools")
+            self.editor_overrides["tools"] = list(tools)
+        if tool_descriptions is not None:
+            if not (tools_lock is None or tools_lock is True or (isinstance(tools_lock, dict) and tools_lock.get("description"))):
+                raise AgentConfigError("editor.tools.description", f"agent {self.id!r} does not allow editing tool descriptions")
+            self.editor_overrides["tool_descriptions"] = dict(tool_descriptions)
+
+    def clear_editor_overrides(self) -> None:
+        self.editor_overrides = {}
+
+    # -- runs ---------------------------------------------------------------------------------
+    async def generate(self, messages: Any, **options: Any) -> GenerateResult:
+        """Run the tool loop to its end and return the full result (errors are in ``result.error``)."""
+        options = await options_merge(self, options)
+        emit = options.get("on_chunk") or noop
+        run = await run_build(self, messages, options, emit)
+        return await run_execute(run)
+
+    async def stream(self, messages: Any, **options: Any) -> AgentOutput:
+        """Start a run and return its :class:`AgentOutput` at once (chunks as they come)."""
+        options = await options_merge(self, options)
+        holder: dict = {}
+        run = await run_build(self, messages, options, lambda chunk: holder["emit"](chunk))
+        on_chunk = options.get("on_chunk")
+
+        async def start(emit):
+            holder["emit"] = emit
+            return await run_execute(run)
+
+        return AgentOutput(run.run_id, start, on_chunk=on_chunk)
+
+    # -- tool approval ------------------------------------------------------------------------
+    async def approve_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+        """Execute the pending tool call of a suspended run and continue it (streaming)."""
+        return await resume_output(self, run_id, tool_call_id, "approved", options)
+
+    async def decline_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+        """Continue a suspended run without executing its pending tool call (streaming)."""
+        return await resume_output(self, run_id, tool_call_id, "declined", options)
+
+    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
+        output = await resume_output(self, run_id, tool_call_id, "approved", options)
+        return await output.get_full_output()
+
+    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
+        output = await resume_output(self, run_id, tool_call_id, "declined", options)
+        return await output.get_full_output()
+
+    # -- threads and signals (DESIGN §3-§4; ``thread_api`` and ``agents.runtime.threads`` do the work) --
+    def thread_runtime(self, feature: str):
+        """This process's thread runtime, for ``feature`` (named in the error): raises
+        :class:`AgentConfigError` when the agent has no memory (threads need one)."""
+        return thread_runtime_for(self, feature)
+
+    async def start_thread_stream(self, messages: list[dict], options: dict, *, on_chunk: Callable,
+                                  finalize: Callable, hooks: ThreadHooks,
+                                  prepared: tuple | None = None) -> AgentOutput:
+        """Start a thread run for the thread runtime (see ``thread_api.thread_stream_start``)."""
+        return await thread_stream_start(self, messages, options, on_chunk=on_chunk, finalize=finalize,
+                                         hooks=hooks, prepared=prepared)
+
+    async def subscribe_to_thread(self, *, resource_id: str, thread_id: str,
+                                  after_seq: int | None = None) -> ThreadSubscription:
+        """Subscribe to a memory thread's chunks (each with ``seq``); ``after_seq`` resumes after it."""
+        return await thread_subscribe(self, resource_id=resource_id, thread_id=thread_id, after_seq=after_seq)
+
+    async def send_message(self, message: Any, *, resource_id: str | None = None, thread_id: str | None = None,
+                           run_id: str | None = None, if_active: dict | None = None,
+                           if_idle: dict | None = None) -> SendResult:
+        """Deliver a user message into the thread's active run, or wake the idle thread (DESIGN §4)."""
+        return await message_send(self, message, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
+                                  if_active=if_active, if_idle=if_idle)
+
+    async def queue_message(self, message: Any, *, resource_id: str | None = None, thread_id: str | None = None,
+                            run_id: str | None = None, if_active: dict | None = None,
+                            if_idle: dict | None = None) -> SendResult:
+        """Run the message as its own run after the active one (or now, when the thread is idle)."""
+        return await message_send(self, message, queue=True, resource_id=resource_id, thread_id=thread_id,
+                                  run_id=run_id, if_active=if_active, if_idle=if_idle)
+
+    async def send_signal(self, signal: dict, *, resource_id: str | None = None, thread_id: str | None = None,
+                          run_id: str | None = None, if_active: dict | None = None,
+                          if_idle: dict | None = None) -> SendResult:
+        """Send system context (user, state, reactive or notification signal) into a thread."""
+        return await signal_send(self, signal, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
+                                 if_active=if_active, if_idle=if_idle)
+
+    async def send_state_signal(self, state: dict, *, resource_id: str | None = None, thread_id: str | None = None,
+                                run_id: str | None = None, if_active: dict | None = None,
+                                if_idle: dict | None = None) -> SendResult:
+        """Send a named state channel update; skipped (``reason="unchanged"``) when the same cache key
+        and mode are current for the channel."""
+        return await state_signal_send(self, state, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
+                                       if_active=if_active, if_idle=if_idle)
+
+    async def send_notification_signal(self, notification: Any, *, resource_id: str, thread_id: str,
+                                       if_idle: dict | None = None):
+        """Store (create or coalesce) a notification in the thread's inbox, resolve the delivery
+        policy and act on it; a list in gives a list out (``agents.runtime.notifications``)."""
+        from ..notifications import send_notification_signal
+
+        return await send_notification_signal(self, notification, resource_id=resource_id, thread_id=thread_id,
+                                              if_idle=if_idle)
+
+    async def abort_thread(self, *, resource_id: str, thread_id: str) -> bool:
+        """Abort the thread's active run wherever it runs; True when a run was active."""
+        return await thread_abort(self, resource_id=resource_id, thread_id=thread_id)
+
+    async def list_queued_inputs(self, *, resource_id: str, thread_id: str) -> list[dict]:
+        """Inputs accepted for the thread that no run has taken yet, oldest first."""
+        return await queued_inputs_list(self, resource_id=resource_id, thread_id=thread_id)
+
+    async def cancel_queued_inputs(self, ids: list[str]) -> int:
+        """Cancel waiting inputs by id; returns how many were still waiting and are now cancelled."""
+        return await queued_inputs_cancel(self, ids)
+
+
+__all__ = ["Agent"]

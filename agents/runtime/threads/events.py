@@ -1,0 +1,157 @@
+"""The event stream of a thread run: every chunk gets the thread's next ``seq``, reaches this
+process's subscribers at once, the event log in small batches (fenced by the lease's token), and
+other processes (pub/sub) after it is logged.
+
+:class:`ActiveRun` is one run this process executes for a thread, with its lease and its batching;
+:class:`EventPublisher` sends numbered chunks to subscribers here and in other processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable
+
+from ..abort import AbortController
+from .store import PubSub, ThreadStore
+
+logger = logging.getLogger(__name__)
+
+#: chunks after which buffered events are written at once (the rest waits for a short timer)
+FLUSH_NOW = frozenset({"step-finish", "finish", "abort", "error", "tool-call-approval", "tripwire"})
+FLUSH_DELAY_S = 0.02
+FLUSH_MAX = 64
+
+
+class EventPublisher:
+    """Numbered chunks to this process's subscribers (``local``) and to other processes (``remote``)."""
+
+    def __init__(self, local: Callable[[str, list[dict]], None], pubsub: PubSub | None, process_id: str):
+        self.local = local
+        self.pubsub = pubsub
+        self.process_id = process_id
+
+    async def remote(self, key: str, chunks: list[dict]) -> None:
+        """Publish to other processes; a failure is logged (they fill gaps from the event log)."""
+        if self.pubsub is None:
+            return
+        try:
+            await self.pubsub.publish(key, {"kind": "chunks", "origin": self.process_id, "chunks": chunks})
+        except Exception:
+            logger.exception("could not publish chunks of %s", key)
+
+    async def both(self, key: str, chunks: list[dict]) -> None:
+        """Chunks already in the event log (written by the store), to every subscriber."""
+        self.local(key, chunks)
+        await self.remote(key, chunks)
+
+    async def abort_request(self, key: str, run_id: str | None) -> None:
+        """Ask the process that runs the thread's run to abort it."""
+        if self.pubsub is not None:
+            await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": run_id})
+
+
+class ActiveRun:
+    """A run this process executes for a thread: its lease (``run_id``, ``token``), its ``seq``,
+    its chunks and their batched, fenced writes to the event log.
+
+    ``emit(chunk)`` numbers a chunk and publishes it here at once; the run's ``finish`` (or
+    ``abort``) is kept in ``final`` and published by the run's end, after the lease is settled.
+    ``lost`` becomes True once a write or renewal finds the lease taken over; the run is then
+    aborted (``controller``) and nothing more of it is written."""
+
+    def __init__(self, *, key: str, agent: Any, run_id: str, token: int, last_seq: int, resource_id: str,
+                 thread_id: str, store: ThreadStore, publisher: EventPublisher, spawn: Callable):
+        self.key = key
+        self.agent = agent
+        self.run_id = run_id
+        self.token = token
+        self.seq = last_seq
+        self.resource_id = resource_id
+        self.thread_id = thread_id
+        self.store = store
+        self.publisher = publisher
+        self._local = publisher.local
+        self._spawn = spawn
+        self.controller = AbortController()
+        self.chunks: list[dict] = []  # every chunk of the current run (late subscribers replay it)
+        self.pending: list[dict] = []  # not yet in the event log
+        self.flush_handle: asyncio.TimerHandle | None = None
+        self.flushing: asyncio.Future | None = None
+        self.lost = False
+        self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
+        self.settled = False  # the run's end was written through its ``settle`` hook
+        self.yielded_at = 0.0  # loop time the run last let subscribers run
+
+    def emit(self, chunk: dict) -> None:
+        self.seq += 1
+        chunk = {**chunk, "seq": self.seq}
+        kind = chunk["type"]
+        if kind == "start" and not chunk.get("payload", {}).get("resumed"):
+            self.chunks = []
+        self.chunks.append(chunk)
+        if kind == "finish" or kind == "abort":  # the run's last chunk on the thread
+            self.final = chunk
+            return
+        self.pending.append(chunk)
+        self._local(self.key, [chunk])
+        if kind == "step-finish" and not chunk["payload"]["stepResult"].get("isContinued", True):
+            # the run's last step: its tail goes with the run's final transaction
+            if self.flush_handle is None:
+                self.schedule_flush(FLUSH_DELAY_S)
+        elif kind in FLUSH_NOW or len(self.pending) >= FLUSH_MAX:
+            self.schedule_flush(0)
+        elif self.flush_handle is None:
+            self.schedule_flush(FLUSH_DELAY_S)
+
+    def schedule_flush(self, delay: float) -> None:
+        if self.flush_handle is not None:
+            self.flush_handle.cancel()
+            self.flush_handle = None
+        if delay <= 0:
+            self._spawn(self.flush())
+        else:
+            self.flush_handle = asyncio.get_running_loop().call_later(delay, lambda: self._spawn(self.flush()))
+
+    async def flush(self) -> None:
+        """Write buffered chunks to the event log (fenced), then publish them to other processes."""
+        if self.flush_handle is not None:
+            self.flush_handle.cancel()
+            self.flush_handle = None
+        while self.flushing is not None and not self.flushing.done():
+            await asyncio.shield(self.flushing)
+        if not self.pending or self.lost:
+            return
+        batch, self.pending = self.pending, []
+        self.flushing = asyncio.ensure_future(self._write(batch))
+        await asyncio.shield(self.flushing)
+
+    async def _write(self, batch: list[dict]) -> None:
+        try:
+            ok = await self.store.append_events(key=self.key, token=self.token, events=batch)
+        except Exception:
+            logger.exception("could not write events of run %s", self.run_id)
+            return
+        if not ok:
+            self.lose()
+            return
+        await self.publisher.remote(self.key, batch)
+
+    async def take_tail(self) -> list[dict]:
+        """At the run's end: wait for a write in flight, then take the chunks not logged yet (they
+        go into the run's last transaction)."""
+        if self.flush_handle is not None:
+            self.flush_handle.cancel()
+            self.flush_handle = None
+        while self.flushing is not None and not self.flushing.done():
+            await asyncio.shield(self.flushing)
+        tail, self.pending = self.pending, []
+        return tail
+
+    def lose(self) -> None:
+        """The lease was taken over: stop the run, write nothing more."""
+        self.lost = True
+        self.controller.abort("lease lost")
+
+
+__all__ = ["ActiveRun", "EventPublisher", "FLUSH_DELAY_S", "FLUSH_MAX", "FLUSH_NOW"]

@@ -1,0 +1,392 @@
+""":class:`InMemoryThreadStore`: the :class:`~.store.ThreadStore` protocol in one process's memory.
+
+For runtime tests (no database): the same semantics as ``agents.threads.store.DjangoThreadStore``,
+checked by the same contract tests. Leases carry a fencing token; every lease change is a
+compare-and-set on the owner run id and the token; inputs wait in acceptance order; events get the
+thread's ``seq``; state signals are tracked on the thread's metadata. Each method runs without an
+``await`` inside, so on one event loop it is atomic, as a transaction. ``clock`` (seconds, default
+``time.time``) is injectable for lease expiry.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from ..errors import SignalError
+from ..signal import echo_chunk, render_content, render_signal
+
+#: events kept per thread (``agents.threads.events.EVENT_RETENTION``)
+EVENT_RETENTION = 2000
+THREAD_BLOCKED = "thread-blocked"
+ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+
+
+class InMemoryThreadStore:
+    """Leases, inputs, events, runs, threads and their history, in dicts (see the module docstring).
+
+    ``threads`` maps thread ids to ``{"resource_id", "metadata"}``; ``history`` maps thread ids to
+    the messages written by persisted inputs and ended runs; ``runs`` maps run ids to records."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time, event_retention: int = EVENT_RETENTION):
+        self.clock = clock
+        self.event_retention = event_retention
+        self.leases: dict[str, dict] = {}
+        self.inputs: list[dict] = []
+        self.events: dict[str, list[dict]] = {}
+        self.runs: dict[str, dict] = {}
+        self.threads: dict[str, dict] = {}
+        self.history: dict[str, list[dict]] = {}
+        self._ids = itertools.count(1)
+
+    # -- helpers (one "transaction" each) ------------------------------------------------------
+    def thread_create(self, *, resource_id: str, thread_id: str, metadata: dict | None = None) -> None:
+        """Create the thread (as the memory store does on a run's first message)."""
+        self.threads.setdefault(thread_id, {"resource_id": resource_id, "metadata": dict(metadata or {})})
+
+    def _now_iso(self) -> str:
+        return datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
+
+    def _is_active(self, lease: dict) -> bool:
+        if not lease["owner_run_id"]:
+            return False
+        if lease["status"] == "suspended":
+            return True
+        return lease["expires_at"] is not None and lease["expires_at"] > self.clock()
+
+    def _lease(self, key: str, resource_id: str, thread_id: str) -> dict:
+        lease = self.leases.get(key)
+        if lease is None:
+            lease = self.leases[key] = {"key": key, "resource_id": resource_id, "thread_id": thread_id, "agent_id": "",
+                                        "owner_run_id": None, "owner_process": "", "status": "idle", "token": 0,
+                                        "expires_at": None, "abort_requested": False, "last_seq": 0}
+        return lease
+
+    def _take(self, lease: dict, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int) -> None:
+        lease.update(owner_run_id=run_id, agent_id=agent_id, owner_process=process_id, status="running",
+                     token=lease["token"] + 1, expires_at=self.clock() + ttl_ms / 1000.0, abort_requested=False)
+
+    def _add_input(self, lease: dict, *, signal: dict, agent_id: str, kind: str, run_id: str | None,
+                   status: str = "pending", stream_options: dict | None = None) -> dict:
+        row = {"id": next(self._ids), "input_id": signal["id"], "key": lease["key"], "kind": kind, "status": status,
+               "run_id": run_id, "agent_id": agent_id, "resource_id": lease["resource_id"],
+               "thread_id": lease["thread_id"], "signal": signal, "stream_options": stream_options or {},
+               "consumed_by": run_id if status == "consumed" else None, "created_at": self._now_iso()}
+        self.inputs.append(row)
+        return row
+
+    def _pending(self, key: str, kinds: tuple[str, ...]) -> list[dict]:
+        return [r for r in self.inputs if r["key"] == key and r["status"] == "pending" and r["kind"] in kinds]
+
+    def _append(self, lease: dict, chunks: list[dict]) -> None:
+        log = self.events.setdefault(lease["key"], [])
+        log.extend(chunks)
+        lease["last_seq"] = max(lease["last_seq"], chunks[-1]["seq"])
+        if len(log) > self.event_retention:
+            del log[:len(log) - self.event_retention]
+
+    def _persist(self, lease: dict, signal: dict) -> None:
+        self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
+        messages = self.history.setdefault(lease["thread_id"], [])
+        if not any(m["id"] == signal["id"] for m in messages):
+            messages.append(render_signal(signal))
+
+    def _reclaim(self, lease: dict) -> None:
+        """The owner died: inputs it took and never saved wait again; its run failed."""
+        dead = lease["owner_run_id"]
+        saved = {m["id"] for m in self.history.get(lease["thread_id"], ())}
+        for row in self.inputs:
+            if row["key"] == lease["key"] and row["consumed_by"] == dead and row["status"] == "consumed" \
+                    and row["input_id"] not in saved:
+                row.update(status="pending", consumed_by=None)
+        run = self.runs.get(dead)
+        if run is not None and run["status"] == "running":
+            run.update(status="failed", finish_reason="error", error="the process running it stopped")
+
+    def _next_start(self, lease: dict, *, new_run_id: str, process_id: str, ttl_ms: int, events: list[dict]) -> dict | None:
+        rows = self._pending(lease["key"], ("deliver", "queue", "echo"))
+        echoes = [r for r in rows if r["kind"] == "echo"]
+        rows = [r for r in rows if r["kind"] != "echo"]
+        if echoes:
+            for row in echoes:
+                self._persist(lease, row["signal"])
+            _consume(echoes, lease["owner_run_id"])
+            chunks = _number(lease, [echo_chunk(r["signal"], lease["owner_run_id"]) for r in echoes])
+            self._append(lease, chunks)
+            events.extend(chunks)
+        if not rows:
+            _release(lease)
+            return None
+        first = rows[0]
+        if first["kind"] == "queue":
+            taken, run_id = [first], first["run_id"]
+        else:
+            taken = list(itertools.takewhile(lambda r: r["kind"] != "queue", rows))
+            run_id = new_run_id
+        self._take(lease, run_id=run_id, agent_id=first["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
+        _consume(taken, run_id)
+        self.runs.setdefault(run_id, {"id": run_id}).update(
+            agent_id=first["agent_id"], resource_id=lease["resource_id"], thread_id=lease["thread_id"],
+            status="running")
+        return _lease_dict(lease, [r["signal"] for r in taken], first["stream_options"])
+
+    # -- the protocol --------------------------------------------------------------------------
+    def prepares_memory_of(self, memory_store: Any) -> bool:
+        return False
+
+    async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
+                     signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
+                     new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                     prepare: dict | None) -> dict:
+        if key is None:
+            lease = next((x for x in self.leases.values() if x["owner_run_id"] == target_run_id), None)
+            if lease is None or not self._is_active(lease):
+                raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
+                                  "idle thread", code="unknown_run")
+            key, resource_id, thread_id = lease["key"], lease["resource_id"], lease["thread_id"]
+            thread = self.threads.get(thread_id)
+        else:
+            thread = self.threads.get(thread_id)
+            if thread is not None and thread["resource_id"] != resource_id:
+                raise SignalError(f"thread {thread_id!r} belongs to another resource",
+                                  code="thread_resource_mismatch")
+            if state is not None and thread is None:
+                raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
+            lease = self._lease(key, resource_id, thread_id)  # checked first: a refusal stores nothing
+        held = self._is_active(lease)
+        elsewhere = held and bool(lease["agent_id"]) and lease["agent_id"] != agent_id
+        active = held and not elsewhere
+        branch = if_active if active else if_idle
+        accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
+                    "acceptedAt": self._now_iso()}
+        if state is not None:
+            if thread is None:
+                raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
+            recorded = _state_record(thread, thread_id, state, accepted, self._now_iso())
+            if recorded is None:
+                return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
+                        "action": "skipped"}
+            accepted = recorded
+        base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
+        behavior = branch["behavior"]
+        if behavior == "discard":
+            return {**base, "action": "discard"}
+        stored = {**accepted, "rendered": render_content(accepted)}  # rendered once, here
+        if held and behavior == "persist":
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind="echo", run_id=lease["owner_run_id"])
+            return {**base, "action": "persist"}
+        if elsewhere or (active and mode == "queue"):
+            if elsewhere and lease["status"] == "suspended":
+                return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease["owner_run_id"]}
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind="queue", run_id=new_run_id,
+                            stream_options=stream_options)
+            return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
+        if active:
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind="deliver", run_id=lease["owner_run_id"])
+            return {**base, "action": "deliver", "run_id": lease["owner_run_id"]}
+        if behavior == "persist":
+            self._persist(lease, stored)
+            chunks = _number(lease, [
+                {"type": "start", "runId": new_run_id, "from": "AGENT", "payload": {}},
+                echo_chunk(accepted, new_run_id),
+                {"type": "finish", "runId": new_run_id, "from": "AGENT",
+                 "payload": {"stepResult": {"reason": "stop"}, "output": {"usage": dict(ZERO_USAGE)}}}])
+            self._append(lease, chunks)
+            return {**base, "action": "persist", "events": chunks}
+        if lease["owner_run_id"]:
+            self._reclaim(lease)
+        never_run = lease["token"] == 0
+        self._take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms)
+        leftovers = [] if never_run else self._pending(key, ("deliver",))
+        _consume(leftovers, new_run_id)
+        self._add_input(lease, signal=stored, agent_id=agent_id, kind="deliver", run_id=new_run_id,
+                        status="consumed", stream_options=stream_options)
+        self.runs[new_run_id] = {"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id,
+                                 "thread_id": thread_id, "status": "running"}
+        return {**base, **_lease_dict(lease, [r["signal"] for r in leftovers] + [stored], stream_options),
+                "action": "wake", "run_id": new_run_id}
+
+    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+        lease = self.leases.get(key)
+        if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
+            return []
+        rows = self._pending(key, ("deliver", "echo"))
+        _consume(rows, run_id)
+        return [{"kind": r["kind"], "signal": r["signal"]} for r in rows]
+
+    async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
+                     ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
+                     record: dict | None = None) -> dict:
+        lease = self.leases.get(key)
+        if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
+            return {"next": None, "events": [], "fenced": True}
+        if events:
+            self._append(lease, events)
+        if messages:
+            self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
+            history = self.history.setdefault(lease["thread_id"], [])
+            known = {m["id"] for m in history}
+            history.extend(m for m in messages if m["id"] not in known
+                           and not ((m.get("metadata") or {}).get("signal") or {}).get("transient"))
+        if record is not None:
+            self.runs.setdefault(record["id"], {}).update(record, status=record.get("status") or "completed")
+        lease["last_seq"] = max(lease["last_seq"], last_seq)
+        echoes: list[dict] = []
+        nxt = self._next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, events=echoes)
+        return {"next": nxt, "events": echoes}
+
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+        lease = self.leases.get(key)
+        if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token or lease["status"] != "running":
+            return {"ok": False, "abort": False}
+        lease["expires_at"] = self.clock() + ttl_ms / 1000.0
+        return {"ok": True, "abort": lease["abort_requested"]}
+
+    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
+        lease = self.leases.get(key)
+        if lease is None or lease["token"] != token:
+            return False
+        self._append(lease, events)
+        return True
+
+    async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
+        log = self.events.get(key, [])
+        if after_seq is not None:
+            rows = [c for c in log if c["seq"] > after_seq]
+            if log and log[0]["seq"] > after_seq + 1:
+                lease = self.leases[key]
+                snapshot = {"type": "data-thread-snapshot", "runId": None, "from": "AGENT", "seq": log[0]["seq"] - 1,
+                            "data": {"threadId": lease["thread_id"], "resourceId": lease["resource_id"],
+                                     "messages": list(self.history.get(lease["thread_id"], ()))},
+                            "transient": True}
+                return [snapshot] + rows
+            log = rows
+        if run_id is not None:
+            log = [c for c in log if c.get("runId") == run_id]
+        return list(log)
+
+    async def thread_state(self, *, key: str) -> dict | None:
+        lease = self.leases.get(key)
+        if lease is None:
+            return None
+        active = self._is_active(lease)
+        return {"active_run_id": lease["owner_run_id"] if active else None,
+                "status": lease["status"] if active else "idle", "agent_id": lease["agent_id"],
+                "last_seq": lease["last_seq"]}
+
+    async def request_abort(self, *, key: str) -> dict | None:
+        lease = self.leases.get(key)
+        if lease is None or not self._is_active(lease):
+            return None
+        run_id = lease["owner_run_id"]
+        if lease["status"] == "suspended":
+            self.runs.setdefault(run_id, {"id": run_id}).update(status="aborted", finish_reason="abort")
+            chunks = [{"type": "abort", "runId": run_id, "from": "AGENT", "payload": {"reason": "aborted"},
+                       "seq": lease["last_seq"] + 1}]
+            self._append(lease, chunks)
+            _release(lease)
+            return {"run_id": run_id, "events": chunks, "released": True}
+        lease["abort_requested"] = True
+        return {"run_id": run_id, "events": [], "released": False}
+
+    async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
+                      events: list[dict] | None = None) -> None:
+        lease = self.leases[key]
+        if lease["owner_run_id"] != run_id or lease["token"] != token:
+            return
+        if events:
+            self._append(lease, events)
+        lease.update(last_seq=max(lease["last_seq"], last_seq), status="suspended", expires_at=None)
+
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+        lease = next((x for x in self.leases.values()
+                      if x["owner_run_id"] == run_id and x["status"] == "suspended"), None)
+        if lease is None:
+            return None
+        self._take(lease, run_id=run_id, agent_id=lease["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
+        return _lease_dict(lease, [])
+
+    async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                      agent_ids: list[str] | None = None) -> list[dict]:
+        now = self.clock()
+        expired = [x["key"] for x in self.leases.values() if x["status"] == "running"
+                   and x["expires_at"] is not None and x["expires_at"] < now
+                   and (agent_ids is None or x["agent_id"] in agent_ids)]
+        waiting = [r["key"] for r in self.inputs if r["status"] == "pending" and r["kind"] != "echo"
+                   and (agent_ids is None or r["agent_id"] in agent_ids)]
+        started = []
+        for key in dict.fromkeys(expired + waiting):
+            lease = self.leases.get(key)
+            if lease is None or self._is_active(lease):
+                continue
+            if lease["owner_run_id"]:
+                self._reclaim(lease)
+            echoes: list[dict] = []
+            nxt = self._next_start(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms,
+                                   events=echoes)
+            if nxt is not None:
+                nxt["events"] = echoes
+                started.append(nxt)
+        return started
+
+    async def list_queued(self, *, key: str) -> list[dict]:
+        return [{"id": r["input_id"], "kind": r["kind"], "runId": r["run_id"], "agentId": r["agent_id"],
+                 "signal": r["signal"], "createdAt": r["created_at"]} for r in self._pending(key, ("deliver", "queue"))]
+
+    async def cancel_queued(self, *, ids: list[str]) -> int:
+        rows = [r for r in self.inputs if r["input_id"] in ids and r["status"] == "pending" and r["kind"] != "echo"]
+        for row in rows:
+            row["status"] = "cancelled"
+        return len(rows)
+
+
+def _release(lease: dict) -> None:
+    lease.update(owner_run_id=None, owner_process="", status="idle", expires_at=None, abort_requested=False)
+
+
+def _lease_dict(lease: dict, signals: list[dict], stream_options: dict | None = None) -> dict:
+    return {"key": lease["key"], "run_id": lease["owner_run_id"], "token": lease["token"],
+            "last_seq": lease["last_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
+            "thread_id": lease["thread_id"], "signals": signals, "stream_options": stream_options or {}}
+
+
+def _consume(rows: list[dict], run_id: str) -> None:
+    for row in rows:
+        row.update(status="consumed", consumed_by=run_id)
+
+
+def _number(lease: dict, chunks: list[dict]) -> list[dict]:
+    for offset, chunk in enumerate(chunks, start=1):
+        chunk["seq"] = lease["last_seq"] + offset
+    return chunks
+
+
+def _state_record(thread: dict, thread_id: str, state: dict, signal: dict, now_iso: str) -> dict | None:
+    """``agents.threads.state.state_signal_record`` on a thread dict."""
+    mastra = thread["metadata"].setdefault("mastra", {})
+    signals = mastra.setdefault("stateSignals", {})
+    tracking = signals.get(state["id"])
+    if tracking and tracking.get("currentCacheKey") == state["cache_key"] \
+            and tracking.get("currentMode") == state["mode"]:
+        return None
+    version = (tracking or {}).get("version", 0) + 1
+    metadata = dict(signal.get("metadata") or {})
+    metadata["state"] = {**(metadata.get("state") or {}), "id": state["id"], "cacheKey": state["cache_key"],
+                         "mode": state["mode"], "threadId": thread_id, "version": version}
+    recorded = {**signal, "metadata": metadata}
+    updated = {"currentCacheKey": state["cache_key"], "currentMode": state["mode"], "version": version,
+               "lastSignalId": recorded["id"],
+               "lastSnapshotSignalId": (recorded["id"] if state["mode"] == "snapshot"
+                                        else (tracking or {}).get("lastSnapshotSignalId")),
+               "updatedAt": now_iso,
+               "activeCopies": [{"id": recorded["id"], "cacheKey": state["cache_key"], "mode": state["mode"],
+                                 "version": version}]}
+    if updated["lastSnapshotSignalId"] is None:
+        del updated["lastSnapshotSignalId"]
+    signals[state["id"]] = updated
+    return recorded
+
+
+__all__ = ["EVENT_RETENTION", "InMemoryThreadStore"]

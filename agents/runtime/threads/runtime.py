@@ -1,0 +1,345 @@
+"""The thread runtime: :class:`ThreadRuntime`, one per process, serving every agent.
+
+It decides nothing about storage: the decision for an input (wake / deliver / queue / persist /
+discard / blocked), the lease and the event log live behind a :class:`~.store.ThreadStore`, and
+other processes are reached through a :class:`~.store.PubSub`. The database is the source of
+truth; pub/sub only carries chunks and wake-ups between processes.
+
+Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
+input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
+for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
+(``store.drain``) → every chunk goes through the run's event stream (:mod:`.events`) to the
+subscribers (:mod:`.subscriptions`) → at the end of a run ``store.finish`` either releases the lease
+or transfers it to the next run for inputs that are still waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+import weakref
+from typing import Any, Callable
+
+from ..errors import AgentConfigError, SignalError
+from ..messages import new_id
+from ..run import ThreadHooks
+from ..signal import echo_chunk, render_signal
+from .background import BackgroundTasks
+from .events import ActiveRun, EventPublisher
+from .inputs import SendResult, input_branches, storable_options
+from .store import PubSub, ThreadStore, thread_key
+from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
+
+logger = logging.getLogger(__name__)
+
+#: a run's chunks reach this process's subscribers at least this often, however fast the model
+YIELD_EVERY_S = 0.001
+
+
+class _Yield:
+    """Awaited, lets the event loop run once (as ``asyncio.sleep(0)``); harmless when not awaited."""
+
+    __slots__ = ()
+
+    def __await__(self):
+        yield
+
+
+_YIELD = _Yield()
+
+
+class ThreadRuntime:
+    """Per-process coordinator of thread runs (see the module docstring).
+
+    ``subscriber_buffer_max``: unread chunks a subscriber may hold before it is dropped
+    (:mod:`.subscriptions`)."""
+
+    #: ids of the agents of the site's registry; recovery only takes threads of agents this
+    #: process can run
+    registry_agent_ids: Callable[[], Any] | None = None
+    #: finds an agent by id for runs started here for inputs of other processes (next run, recovery)
+    agent_lookup: Callable[[str], Any] | None = None
+
+    def __init__(self, store: ThreadStore, pubsub: PubSub | None, *, lease_ttl_ms: int = 15_000,
+                 subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX):
+        self.store = store
+        self.pubsub = pubsub
+        self.lease_ttl_ms = lease_ttl_ms
+        self.process_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.active: dict[str, ActiveRun] = {}
+        self.background = BackgroundTasks(self.active)
+        #: runs ``coro`` as a background task of this runtime (awaited by :meth:`drain_background`)
+        self.spawn = self.background.spawn
+        self.subscriptions = Subscriptions(store, pubsub, self.process_id, runs=self.active, spawn=self.spawn,
+                                           on_abort=self._on_abort_request, abort=self.abort,
+                                           buffer_max=subscriber_buffer_max)
+        self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id)
+        #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
+        #: them even when they are not in the site's registry
+        self._agents: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
+
+    # -- subscriptions ------------------------------------------------------------------------
+    async def subscribe(self, agent: Any, resource_id: str, thread_id: str,
+                        after_seq: int | None = None) -> ThreadSubscription:
+        self._agents[agent.id] = agent
+        return await self.subscriptions.subscribe(agent, resource_id, thread_id, after_seq)
+
+    def _on_abort_request(self, key: str, run_id: str | None) -> None:
+        run = self.active.get(key)
+        if run is not None and run_id in (None, run.run_id):
+            run.controller.abort("aborted")
+
+    # -- inputs -------------------------------------------------------------------------------
+    async def send(self, agent: Any, *, signal: dict, mode: str, resource_id: str | None, thread_id: str | None,
+                   run_id: str | None, if_active: dict | None, if_idle: dict | None,
+                   state: dict | None = None) -> SendResult:
+        """Accept one input (store it durably, decide) and act on the decision (see
+        :func:`.inputs.input_branches` for the rules on targets and branches)."""
+        self._agents[agent.id] = agent
+        if_active, if_idle, stream_options = input_branches(
+            signal=signal, mode=mode, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
+            if_active=if_active, if_idle=if_idle)
+        key = thread_key(resource_id, thread_id) if resource_id is not None else None
+        decision = await self.store.accept(
+            key=key, agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
+            if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
+            stream_options=storable_options(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
+            state=state, prepare=self._memory_to_prepare(agent, stream_options))
+        action = decision["action"]
+        if action == "skipped":
+            return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
+        accepted = decision.get("signal") or signal
+        key = decision.get("key", key)
+        if decision.get("events"):
+            # idle persist: a short synthetic run for subscribers, already in the event log
+            await self.publisher.both(key, decision["events"])
+        output = None
+        if action == "wake":
+            # inputs a dead owner left behind come first (``signals`` ends with this one)
+            output = await self._start_run(agent, key, decision, decision.get("signals") or [accepted],
+                                           stream_options, prepared=decision.get("prepared"))
+        # ``deliver``: nothing to do here, the owner drains the store at its next step boundary
+        return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output,
+                          reason=decision.get("reason"))
+
+    def _memory_to_prepare(self, agent: Any, stream_options: dict) -> dict | None:
+        """What a wake's transaction can read for the run's memory (thread and history), when the
+        agent's memory lives in the thread store's database and the wake sets no memory options."""
+        memory = agent.memory
+        if memory is None or "memory" in stream_options or not self.store.prepares_memory_of(memory.store):
+            return None
+        options = memory.resolve_options(None)
+        return {"last_messages": options["last_messages"], "read_only": options["read_only"]}
+
+    async def list_queued(self, resource_id: str, thread_id: str) -> list[dict]:
+        return await self.store.list_queued(key=thread_key(resource_id, thread_id))
+
+    async def cancel_queued(self, ids: list[str]) -> int:
+        if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+            raise SignalError("ids must be a list of input ids", code="invalid_ids")
+        return await self.store.cancel_queued(ids=list(ids))
+
+    # -- runs ---------------------------------------------------------------------------------
+    async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,
+                         *, resume: Callable | None = None, prepared: tuple | None = None):
+        """Run ``agent`` under ``lease`` on ``signals`` (rendered for the model once, here: the store
+        hands them over with the content it rendered at acceptance)."""
+        resource_id, thread_id = lease["resource_id"], lease["thread_id"]
+        active = ActiveRun(key=key, agent=agent, run_id=lease["run_id"], token=lease["token"],
+                           last_seq=lease["last_seq"], resource_id=resource_id, thread_id=thread_id,
+                           store=self.store, publisher=self.publisher, spawn=self.spawn)
+        self.active[key] = active
+        await self.subscriptions.listen(key)
+        messages = [render_signal(s) for s in signals]
+        options = dict(stream_options or {})
+        options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
+        options["run_id"] = active.run_id
+        options["abort_signal"] = active.controller.signal
+        user_on_chunk = options.pop("on_chunk", None)
+        subscribers = self.subscriptions.by_key
+        loop = asyncio.get_running_loop()
+
+        def emit(chunk: dict) -> Any:
+            if chunk["type"] != "finish" or chunk["payload"]["stepResult"]["reason"] != "abort":
+                active.emit(chunk)  # the thread stream of an aborted run ends at its ``abort``
+            if user_on_chunk is not None:
+                return user_on_chunk(chunk)
+            if key in subscribers:
+                # a model that streams without pausing would keep every chunk from this process's
+                # subscribers until its step ends: go round the event loop now and then
+                now = loop.time()
+                if now - active.yielded_at >= YIELD_EVERY_S:
+                    active.yielded_at = now
+                    return _YIELD
+            return None
+
+        async def drain() -> list[dict]:
+            if active.lost:
+                return []
+            return await self.store.drain(key=key, run_id=active.run_id, token=active.token)
+
+        renew_task = asyncio.ensure_future(self._renew_loop(active))
+
+        async def settle(messages: list[dict], record: dict) -> None:
+            # the run's end in one write: its last events, new messages and record, and the lease
+            active.settled = True
+            await self._end_run(agent, active, record["finish_reason"], renew_task, messages=messages,
+                                record=record)
+
+        async def finalize(result: Any) -> None:
+            if not active.settled:  # a suspended run (or one that ended without ``settle``)
+                await self._end_run(agent, active, result.finish_reason, renew_task)
+
+        hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(s, active.run_id) for s in signals])
+        if resume is not None:
+            return await resume(emit, finalize, hooks)
+        return await agent.start_thread_stream(messages, options, on_chunk=emit, finalize=finalize, hooks=hooks,
+                                               prepared=prepared)
+
+    async def _end_run(self, agent: Any, active: ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
+                       messages: list[dict] | None = None, record: dict | None = None) -> None:
+        """After the run's last chunk: write its events (with its new messages and run record, when
+        ``settle`` brings them), then release the lease or hand it to the next run, and only then
+        publish ``finish`` (so a subscriber that sees ``finish`` finds the thread idle or already
+        running the next input, and its messages in the history). Never raises."""
+        key = active.key
+        try:
+            renew_task.cancel()
+            final = active.final
+            tail = await active.take_tail()  # already published here, not yet elsewhere
+            if active.lost:
+                return
+            events = [final] if final is not None else []
+            if finish_reason == "suspended":
+                await self.store.suspend(key=key, run_id=active.run_id, token=active.token, last_seq=active.seq,
+                                         events=tail + events)
+                nxt = None
+            else:
+                ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
+                                                last_seq=active.seq, new_run_id=new_id(), process_id=self.process_id,
+                                                ttl_ms=self.lease_ttl_ms, events=tail + events, messages=messages,
+                                                record=record)
+                if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
+                    active.lost = True
+                    if self.active.get(key) is active:
+                        self.active.pop(key, None)
+                    return
+                nxt = ended["next"]
+                events = events + ended["events"]
+            if self.active.get(key) is active:
+                self.active.pop(key, None)
+            if events:
+                self.publisher.local(key, events)
+            if tail or events:
+                await self.publisher.remote(key, tail + events)
+            if nxt is not None:
+                nxt.update(resource_id=active.resource_id, thread_id=active.thread_id,
+                           last_seq=max(active.seq, *(e["seq"] for e in events)) if events else active.seq)
+                next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agent_for(nxt["agent_id"])
+                await self._start_run(next_agent, key, nxt, nxt["signals"], nxt.get("stream_options") or {})
+            else:
+                self.subscriptions.release(key)
+        except Exception:
+            logger.exception("could not end thread run %s", active.run_id)
+            if self.active.get(key) is active:
+                self.active.pop(key, None)
+
+    async def _renew_loop(self, active: ActiveRun) -> None:
+        interval = self.lease_ttl_ms / 3000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                state = await self.store.renew(key=active.key, run_id=active.run_id, token=active.token,
+                                               ttl_ms=self.lease_ttl_ms)
+            except Exception:
+                logger.exception("lease renewal failed for %s", active.run_id)
+                continue
+            if not state["ok"]:
+                active.lose()
+                return
+            if state.get("abort"):
+                active.controller.abort("aborted")
+
+    async def resume_suspended(self, agent: Any, *, run_id: str, resume: Callable) -> Any:
+        """Continue a suspended thread run in this process (approval/decline)."""
+        lease = await self.store.resume(run_id=run_id, process_id=self.process_id, ttl_ms=self.lease_ttl_ms)
+        if lease is None:
+            return None
+        return await self._start_run(agent, lease["key"], lease, [], {}, resume=resume)
+
+    # -- agents -------------------------------------------------------------------------------
+    def known_agent_ids(self) -> list[str] | None:
+        """Agents this process can run, or None when any agent id is accepted (no registry)."""
+        if self.registry_agent_ids is None and self.agent_lookup is not None:
+            return None
+        ids = set(self._agents.keys())
+        if self.registry_agent_ids is not None:
+            ids.update(self.registry_agent_ids())
+        return sorted(ids)
+
+    def agent_for(self, agent_id: str) -> Any:
+        """The agent with ``agent_id``: one this runtime served, else from ``agent_lookup``."""
+        known = self._agents.get(agent_id)
+        if known is not None:
+            return known
+        if self.agent_lookup is None:
+            raise AgentConfigError("agents", f"no agent registry to find {agent_id!r}")
+        return self.agent_lookup(agent_id)
+
+    # -- abort, recovery ----------------------------------------------------------------------
+    async def abort(self, key: str) -> bool:
+        """Abort the active run of a thread wherever it runs. Returns True when a run was active."""
+        local = self.active.get(key)
+        if local is not None:
+            local.controller.abort("aborted")
+            return True
+        outcome = await self.store.request_abort(key=key)
+        if outcome is None:
+            return False
+        if outcome["events"]:  # a suspended run was ended in the database: tell subscribers
+            await self.publisher.both(key, outcome["events"])
+        else:
+            await self.publisher.abort_request(key, outcome["run_id"])
+        if outcome.get("released"):
+            await self.recover()  # inputs that waited behind the suspended run go next
+        return True
+
+    async def recover(self, *, agent_lookup: Callable[[str], Any] | None = None) -> list[str]:
+        """Start runs for threads whose owner died (expired lease) or that have inputs and no owner.
+
+        Returns the run ids started here.
+        """
+        lookup = agent_lookup or self.agent_for
+        started = []
+        for lease in await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
+                                              new_run_id=new_id, agent_ids=self.known_agent_ids()):
+            if lease.get("events"):
+                await self.publisher.both(lease["key"], lease["events"])
+            try:
+                agent = lookup(lease["agent_id"])
+            except Exception:
+                logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
+                continue
+            await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
+            started.append(lease["run_id"])
+        return started
+
+    # -- background work ----------------------------------------------------------------------
+    def is_idle(self) -> bool:
+        """No run of this process is active and no background task is pending."""
+        return self.background.is_idle()
+
+    def busy_with(self) -> list[str]:
+        """What keeps this runtime busy: its active runs and pending background tasks, by name."""
+        return self.background.busy_with(lambda key: f"run {self.active[key].run_id} of {key!r}")
+
+    async def drain_background(self, timeout: float = 5.0) -> bool:
+        """Wait up to ``timeout`` seconds for this process's thread runs and flushes to finish
+        (shutdown, tests). True when everything finished; False on timeout (what is still busy:
+        :meth:`busy_with`). Tests use ``agents.runtime.testing.drain_thread_runtime``, which fails."""
+        return await self.background.drain(timeout)
+
+__all__ = ["ThreadRuntime", "YIELD_EVERY_S"]

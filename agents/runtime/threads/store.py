@@ -1,0 +1,106 @@
+"""The thread runtime's storage and messaging seams: the :class:`ThreadStore` and :class:`PubSub`
+protocols, and the runtime's name of a thread (:func:`thread_key`).
+
+Two stores implement :class:`ThreadStore`: ``agents.threads.store.DjangoThreadStore`` on the
+database, and :class:`~agents.runtime.threads.memory_store.InMemoryThreadStore` for runtime tests.
+Both pass the same contract tests (``tests/runtime/threads/store_contract.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, Protocol
+
+
+def thread_key(resource_id: str, thread_id: str) -> str:
+    """The runtime's name of a thread (the key of its lease, inputs and events)."""
+    return f"{resource_id}\x1f{thread_id}"
+
+
+def group_name(key: str) -> str:
+    """A channel-layer group name for a thread (ASCII, short, stable)."""
+    return "mastra.thread." + hashlib.sha1(key.encode()).hexdigest()
+
+
+class ThreadStore(Protocol):
+    """What the thread runtime needs from storage (``agents.threads.store.DjangoThreadStore`` on the
+    database). Every method is one transaction; ``key`` is the runtime's name of a thread
+    (:func:`thread_key`). Lease changes are fenced by the owner's run id and ``token``."""
+
+    def prepares_memory_of(self, memory_store: Any) -> bool:
+        """Whether ``accept`` can prepare ``memory_store``'s thread and history for a wake."""
+        ...
+
+    async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
+                     signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
+                     new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
+                     prepare: dict | None) -> dict:
+        """Store one input and decide: ``{"action": "wake"|"deliver"|"persist"|"discard"|"blocked"|
+        "skipped", "key", "signal", "run_id"?, "reason"?, "events"?, ...}`` (a wake also carries
+        its lease: ``token``, ``last_seq``, ``signals``, and ``prepared`` when asked)."""
+        ...
+
+    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+        """Waiting inputs for the owner's next step, marked consumed: ``[{"kind", "signal"}]``."""
+        ...
+
+    async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
+                     ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
+                     record: dict | None = None) -> dict:
+        """End a run: ``{"next": lease dict of the next run or None, "events", "fenced"?}``."""
+        ...
+
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+        """Extend the owner's lease: ``{"ok", "abort"}``."""
+        ...
+
+    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
+        """Write numbered chunks to the event log; False when ``token`` lost the lease."""
+        ...
+
+    async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
+        """Logged chunks after ``after_seq`` (a snapshot first when pruned), or those of ``run_id``."""
+        ...
+
+    async def thread_state(self, *, key: str) -> dict | None:
+        """``{"active_run_id", "status", "agent_id", "last_seq"}``, or None for an unknown thread."""
+        ...
+
+    async def request_abort(self, *, key: str) -> dict | None:
+        """Abort the active run: ``{"run_id", "events", "released"}``, or None when idle."""
+        ...
+
+    async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
+                      events: list[dict] | None = None) -> None:
+        """The run waits on a tool approval: the thread stays held without expiry."""
+        ...
+
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+        """Take the suspended run's lease again: its lease dict, or None when not suspended."""
+        ...
+
+    async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
+                      agent_ids: list[str] | None = None) -> list[dict]:
+        """Lease dicts of the runs started for dead owners' threads and waiting inputs."""
+        ...
+
+    async def list_queued(self, *, key: str) -> list[dict]:
+        """Inputs waiting for a run, oldest first."""
+        ...
+
+    async def cancel_queued(self, *, ids: list[str]) -> int:
+        """Cancel waiting inputs; how many were still waiting."""
+        ...
+
+
+class PubSub(Protocol):
+    """Thread messages between processes (``agents.threads.pubsub.ChannelLayerPubSub``): a message
+    published for a thread reaches every process subscribed to it, the sender included; losing one
+    loses nothing (subscribers fill gaps from the event log)."""
+
+    async def publish(self, key: str, message: dict) -> None: ...
+
+    async def subscribe(self, key: str, callback: Callable[[dict], None]) -> Callable[[], Any]: ...
+
+
+__all__ = ["PubSub", "ThreadStore", "group_name", "thread_key"]

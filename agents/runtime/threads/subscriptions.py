@@ -1,0 +1,277 @@
+"""Thread subscriptions: :class:`ThreadSubscription` (what a subscriber reads) and
+:class:`Subscriptions` (this process's subscribers by thread, their replay on subscribe, and the
+pub/sub listening that brings other processes' chunks to them).
+
+Each subscription holds at most ``buffer_max`` unread chunks (:data:`SUBSCRIBER_BUFFER_MAX` unless
+the runtime says otherwise). A subscriber that falls that far behind is dropped: after the chunks
+it holds, its stream yields one ``error`` chunk with code ``subscriber_overflow`` (no ``seq``: it
+is not a thread chunk) and ends. It may subscribe again with ``after_seq`` = the last ``seq`` it
+read; the event log has the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Any, AsyncIterator, Callable, Mapping
+
+from .store import PubSub, ThreadStore, thread_key
+
+logger = logging.getLogger(__name__)
+
+#: unread chunks a subscriber may hold before it is dropped (per runtime: ``subscriber_buffer_max``)
+SUBSCRIBER_BUFFER_MAX = 10_000
+SUBSCRIBER_OVERFLOW = "subscriber_overflow"
+
+
+def overflow_chunk(key: str, limit: int) -> dict:
+    """The last chunk a dropped subscriber reads."""
+    return {"type": "error", "runId": None, "from": "AGENT", "payload": {"error": {
+        "message": f"the subscriber fell {limit} chunks behind and was dropped; subscribe again with "
+                   "the last seq it read", "code": SUBSCRIBER_OVERFLOW}}}
+
+
+class ThreadSubscription:
+    """``stream`` yields every chunk of the thread (each with ``seq``) until ``unsubscribe()`` (or an
+    overflow, see the module docstring)."""
+
+    def __init__(self, hub: "Subscriptions", agent: Any, key: str, resource_id: str, thread_id: str, *,
+                 buffer_max: int = SUBSCRIBER_BUFFER_MAX):
+        self._hub = hub
+        self.agent = agent
+        self.key = key
+        self.resource_id = resource_id
+        self.thread_id = thread_id
+        self.buffer_max = buffer_max
+        self._buffer: deque[dict] = deque()
+        self._waiter: asyncio.Future | None = None
+        self._closed = False
+        self.overflowed = False
+        self.last_seq = 0
+        self._active_run_id: str | None = None
+        #: live chunks that arrive while ``subscribe`` replays the backlog wait here, so that a
+        #: live chunk never overtakes (and, through the seq check, drops) older replayed ones
+        self._hold: list[dict] | None = None
+
+    def push(self, chunk: dict) -> None:
+        """A live chunk of the thread (held while the subscription replays its backlog)."""
+        if self._hold is not None:
+            self._hold.append(chunk)
+            return
+        self.accept(chunk)
+
+    def accept(self, chunk: dict) -> None:
+        """Queue ``chunk`` for the reader unless it was seen already (by ``seq``)."""
+        seq = chunk.get("seq", 0)
+        if self._closed or seq <= self.last_seq:
+            return
+        if len(self._buffer) >= self.buffer_max:
+            self._overflow()
+            return
+        self.last_seq = seq
+        kind = chunk.get("type")
+        if kind == "start" or kind == "finish" or kind == "abort":
+            self._track(chunk)
+        self._buffer.append(chunk)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _overflow(self) -> None:
+        self._buffer.append(overflow_chunk(self.key, self.buffer_max))
+        self.overflowed = True
+        logger.warning("thread subscriber dropped after %d unread chunks (%s)", self.buffer_max, self.key)
+        self.unsubscribe()
+
+    def _track(self, chunk: dict) -> None:
+        kind = chunk.get("type")
+        if kind == "start":
+            self._active_run_id = chunk.get("runId")
+        elif kind == "abort" or (kind == "finish" and chunk["payload"]["stepResult"]["reason"]
+                                 not in ("tool-calls", "suspended")):
+            if self._active_run_id == chunk.get("runId"):
+                self._active_run_id = None
+
+    def set_active_run_id(self, run_id: str | None) -> None:
+        self._active_run_id = run_id
+
+    def peek_buffered(self) -> list[dict]:
+        """The chunks received and not read yet (left in the subscription)."""
+        return list(self._buffer)
+
+    def take_buffered(self) -> list[dict]:
+        """The chunks received and not read yet, removed from the subscription (without waiting)."""
+        out = list(self._buffer)
+        self._buffer.clear()
+        return out
+
+    @property
+    def stream(self) -> AsyncIterator[dict]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[dict]:
+        buffer = self._buffer
+        while True:
+            while buffer:
+                yield buffer.popleft()
+            if self._closed:
+                return
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+
+    def active_run_id(self) -> str | None:
+        return self._active_run_id
+
+    async def abort(self) -> bool:
+        return await self._hub.abort(self.key)
+
+    def unsubscribe(self) -> None:
+        """Stop receiving chunks; never aborts the active run."""
+        if self._closed:
+            return
+        self._closed = True
+        self._hub.drop(self)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+
+class Subscriptions:
+    """This process's thread subscribers and its pub/sub listening, one listener per thread.
+
+    ``runs`` maps thread keys to the runs this process executes (their ``chunks`` so far, ``final``
+    and ``run_id``: a subscriber of a local run replays them); ``on_abort(key, run_id)`` handles an
+    abort request from another process; ``abort(key)`` aborts a thread's run (``sub.abort()``)."""
+
+    def __init__(self, store: ThreadStore, pubsub: PubSub | None, process_id: str, *, runs: Mapping[str, Any],
+                 spawn: Callable, on_abort: Callable[[str, str | None], None], abort: Callable,
+                 buffer_max: int = SUBSCRIBER_BUFFER_MAX):
+        self.store = store
+        self.pubsub = pubsub
+        self.process_id = process_id
+        self.runs = runs
+        self.spawn = spawn
+        self.on_abort = on_abort
+        self.abort = abort
+        self.buffer_max = buffer_max
+        self.by_key: dict[str, set[ThreadSubscription]] = {}
+        self._unsubs: dict[str, Callable] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.by_key
+
+    async def subscribe(self, agent: Any, resource_id: str, thread_id: str,
+                        after_seq: int | None = None) -> ThreadSubscription:
+        """A new subscription: the current run's chunks so far (or, with ``after_seq``, every logged
+        chunk after it), then the live ones, each once and in ``seq`` order."""
+        key = thread_key(resource_id, thread_id)
+        sub = ThreadSubscription(self, agent, key, resource_id, thread_id, buffer_max=self.buffer_max)
+        sub._hold = []
+        self.by_key.setdefault(key, set()).add(sub)
+        first = self.runs.get(key)
+        early = list(first.chunks) if first is not None else []  # the local run's chunks so far
+        await self.listen(key)
+        if after_seq is not None:
+            sub.last_seq = after_seq
+            if key not in self.runs:
+                # a resumed subscriber knows the active run even when its start is before after_seq
+                # (read before the backlog: a finish in the backlog then clears it)
+                state = await self.store.thread_state(key=key)
+                if state and state.get("active_run_id"):
+                    sub.set_active_run_id(state["active_run_id"])
+            for chunk in await self.store.read_events(key=key, after_seq=after_seq):
+                sub.accept(chunk)
+        if early and self.runs.get(key) is not first:
+            # the run ended while we read: its chunks up to our registration (later ones are held)
+            for chunk in (early if after_seq is None else [c for c in early if c["seq"] > sub.last_seq]):
+                sub.accept(chunk)
+        local = self.runs.get(key)
+        if local is not None:
+            if after_seq is not None and local.final is None:
+                sub.set_active_run_id(local.run_id)
+            for chunk in (local.chunks if after_seq is None else [c for c in local.chunks if c["seq"] > sub.last_seq]):
+                sub.accept(chunk)
+        elif after_seq is None and not early:
+            state = await self.store.thread_state(key=key)
+            if state and state.get("active_run_id"):
+                sub.set_active_run_id(state["active_run_id"])
+                for chunk in await self.store.read_events(key=key, run_id=state["active_run_id"]):
+                    sub.accept(chunk)
+                if sub.last_seq == 0:
+                    sub.last_seq = base_seq(state, sub._hold)
+            elif state:
+                sub.last_seq = base_seq(state, sub._hold)
+        held, sub._hold = sub._hold, None
+        for chunk in held:  # what arrived live meanwhile, after the replay (duplicates dropped by seq)
+            sub.accept(chunk)
+        return sub
+
+    def drop(self, sub: ThreadSubscription) -> None:
+        subs = self.by_key.get(sub.key)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                self.by_key.pop(sub.key, None)
+                if sub.key not in self.runs:
+                    self.unlisten(sub.key)
+
+    def publish(self, key: str, chunks: list[dict]) -> None:
+        """Give ``chunks`` to this process's subscribers of the thread."""
+        subs = self.by_key.get(key)
+        if not subs:
+            return
+        for sub in list(subs):
+            for chunk in chunks:
+                sub.push(chunk)
+
+    # -- other processes ----------------------------------------------------------------------
+    async def listen(self, key: str) -> None:
+        """Receive the thread's messages from other processes (once per thread)."""
+        if key in self._unsubs or self.pubsub is None:
+            return
+        self._unsubs[key] = await self.pubsub.subscribe(key, lambda message, key=key: self._on_remote(key, message))
+
+    def unlisten(self, key: str) -> None:
+        unsub = self._unsubs.pop(key, None)
+        if unsub is not None:
+            result = unsub()
+            if asyncio.iscoroutine(result):
+                self.spawn(result)
+
+    def release(self, key: str) -> None:
+        """Stop listening to a thread nobody here subscribes to or runs any more."""
+        if key not in self.by_key and key not in self.runs:
+            self.unlisten(key)
+
+    def _on_remote(self, key: str, message: dict) -> None:
+        if message.get("origin") == self.process_id:
+            return
+        kind = message.get("kind")
+        if kind == "chunks":
+            chunks = message["chunks"]
+            for sub in list(self.by_key.get(key, ())):
+                if chunks and chunks[0]["seq"] > sub.last_seq + 1:
+                    self.spawn(self._fill_gap(sub, chunks))
+                else:
+                    for chunk in chunks:
+                        sub.push(chunk)
+        elif kind == "abort":
+            self.on_abort(key, message.get("run_id"))
+
+    async def _fill_gap(self, sub: ThreadSubscription, chunks: list[dict]) -> None:
+        for chunk in await self.store.read_events(key=sub.key, after_seq=sub.last_seq):
+            sub.push(chunk)
+        for chunk in chunks:
+            sub.push(chunk)
+
+
+def base_seq(state: dict, held: list[dict] | None) -> int:
+    """Where a new subscriber of a thread starts: after the thread's last seq, but never after a
+    chunk that arrived live while it subscribed (that chunk is news to it)."""
+    base = state.get("last_seq", 0)
+    if held:
+        base = min(base, held[0].get("seq", 0) - 1)
+    return base
+
+
+__all__ = ["SUBSCRIBER_BUFFER_MAX", "SUBSCRIBER_OVERFLOW", "Subscriptions", "ThreadSubscription", "base_seq",
+           "overflow_chunk"]

@@ -1,0 +1,130 @@
+"""The thread runtime on the in-memory store (no Django): subscriptions with bounded buffers, the
+signal rendered once per input, and the test helper that fails when background work does not end."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agents.runtime import Agent, InMemoryMemory
+from agents.runtime import signal as signal_module
+from agents.runtime.testing import drain_thread_runtime
+from agents.runtime.threads import (SUBSCRIBER_BUFFER_MAX, SUBSCRIBER_OVERFLOW, InMemoryThreadStore, ThreadRuntime,
+                                    set_thread_runtime, thread_key)
+from agents.runtime.threads import memory_store as memory_store_module
+
+pytestmark = pytest.mark.asyncio
+
+R, T = "user-1", "thread-1"
+TIMEOUT = 5.0
+
+
+@pytest.fixture
+async def runtime():
+    runtime = ThreadRuntime(InMemoryThreadStore(), None, subscriber_buffer_max=5)
+    set_thread_runtime(runtime)
+    yield runtime
+    await drain_thread_runtime(runtime, timeout=TIMEOUT)
+    set_thread_runtime(None)
+
+
+def echo_agent(**model) -> Agent:
+    return Agent(id="bot", instructions="Be brief.", model={"id": "local/echo", **model}, memory=InMemoryMemory())
+
+
+async def read_all(sub) -> list[dict]:
+    async def go():
+        return [chunk async for chunk in sub.stream]
+
+    return await asyncio.wait_for(go(), TIMEOUT)
+
+
+async def test_the_default_subscriber_bound_is_ten_thousand_chunks():
+    assert SUBSCRIBER_BUFFER_MAX == 10_000
+    assert ThreadRuntime(InMemoryThreadStore(), None).subscriptions.buffer_max == 10_000
+
+
+async def test_a_subscriber_that_falls_behind_is_dropped_with_an_overflow_error(runtime):
+    agent = echo_agent(chunk_size=1)
+    slow = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    result = await agent.send_message("abcdefghij", resource_id=R, thread_id=T)
+    full = await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+    assert full.text == "echo: abcdefghij"
+    assert slow.overflowed is True
+    assert len(slow.peek_buffered()) == 6  # never more than the bound and the closing error
+    chunks = await read_all(slow)  # ends on its own after the error
+    assert [c["seq"] for c in chunks[:5]] == [1, 2, 3, 4, 5]
+    assert chunks[5] == {"type": "error", "runId": None, "from": "AGENT", "payload": {"error": {
+        "message": "the subscriber fell 5 chunks behind and was dropped; subscribe again with the last seq it read",
+        "code": SUBSCRIBER_OVERFLOW}}}
+    assert len(chunks) == 6
+    assert thread_key(R, T) not in runtime.subscriptions
+
+
+async def test_a_dropped_subscriber_resumes_from_the_last_seq_it_read(runtime):
+    agent = echo_agent(chunk_size=1)
+    slow = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    result = await agent.send_message("abcdefghij", resource_id=R, thread_id=T)
+    await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+    await drain_thread_runtime(runtime, timeout=TIMEOUT)
+    read = await read_all(slow)
+    last_seq = read[-2]["seq"]
+    runtime.subscriptions.buffer_max = 100
+    again = await agent.subscribe_to_thread(resource_id=R, thread_id=T, after_seq=last_seq)
+    rest = again.take_buffered()
+    again.unsubscribe()
+    logged = await runtime.store.read_events(key=thread_key(R, T), after_seq=0)
+    assert [c["seq"] for c in read[:-1] + rest] == [c["seq"] for c in logged]
+    assert rest[-1]["type"] == "finish"
+
+
+async def test_a_subscriber_that_keeps_up_is_never_dropped(runtime):
+    agent = echo_agent(chunk_size=1, delay_ms=1)  # the model pauses: the reader keeps up
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+
+    async def read_run():
+        out = []
+        async for chunk in sub.stream:
+            out.append(chunk)
+            if chunk["type"] == "finish":
+                return out
+
+    reader = asyncio.ensure_future(read_run())
+    result = await agent.send_message("abcdefghij", resource_id=R, thread_id=T)
+    chunks = await asyncio.wait_for(reader, TIMEOUT)
+    await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+    assert sub.overflowed is False
+    assert [c["type"] for c in chunks if c["type"] == "error"] == []
+    assert "".join(c["payload"]["text"] for c in chunks if c["type"] == "text-delta") == "echo: abcdefghij"
+    sub.unsubscribe()
+
+
+async def test_each_input_is_rendered_once(runtime, monkeypatch):
+    calls = []
+    original = signal_module.render_content
+
+    def counting(signal):
+        calls.append(signal["contents"])
+        return original(signal)
+
+    monkeypatch.setattr(signal_module, "render_content", counting)
+    monkeypatch.setattr(memory_store_module, "render_content", counting)
+    agent = echo_agent(delay_ms=30)
+    woken = await agent.send_message("first", resource_id=R, thread_id=T)
+    delivered = await agent.send_message("second", resource_id=R, thread_id=T)
+    assert (woken.action, delivered.action) == ("wake", "deliver")
+    full = await asyncio.wait_for(woken.output.get_full_output(), TIMEOUT)
+    assert full.text.startswith("echo: first")
+    assert calls == ["first", "second"]
+
+
+async def test_the_test_helper_fails_when_background_work_does_not_end(runtime):
+    blocker = asyncio.Event()
+    runtime.spawn(blocker.wait())
+    assert await runtime.drain_background(timeout=0.05) is False
+    with pytest.raises(AssertionError) as caught:
+        await drain_thread_runtime(runtime, timeout=0.05)
+    assert str(caught.value).startswith("the thread runtime was still busy after 0.05 s: task <coroutine object Event.wait")
+    blocker.set()
+    assert await runtime.drain_background(timeout=TIMEOUT) is True
