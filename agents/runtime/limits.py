@@ -10,8 +10,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .errors import AgentConfigError
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -42,6 +40,8 @@ def current_limits() -> Limits:
 def configure_limits(**values) -> Limits:
     """Replace the named limits (keyword names of :class:`Limits`) and return the new set. A limit
     must be a positive whole number (``max_retries`` may be 0); raises ``AgentConfigError``."""
+    from .errors import AgentConfigError  # errors imports redaction, which reads the limits
+
     global _current
     fields = {f.name for f in dataclasses.fields(Limits)}
     for name, value in values.items():
@@ -56,3 +56,13 @@ def configure_limits(**values) -> Limits:
             raise AgentConfigError(f"limits.{name}", f"must be a whole number of at least {low}")
     _current = dataclasses.replace(_current, **values)
     return _current
+
+
+def check_pending_inputs(count: int) -> None:
+    """Raise ``SignalError`` (``too_many_pending_inputs``) when a thread already has ``count``
+    inputs waiting and that is the limit; the caller stores nothing."""
+    from .errors import SignalError
+
+    if count >= _current.max_pending_inputs:
+        raise SignalError(f"the thread already has {count} inputs waiting (the limit is "
+                          f"{_current.max_pending_inputs})", code="too_many_pending_inputs")
