@@ -170,6 +170,24 @@ async def test_a_database_error_fails_only_the_call_that_causes_it(make_agent, m
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
+async def test_a_nul_byte_or_an_over_long_id_is_refused_before_the_batch(make_agent):
+    """On every database: the bad calls fail with a clear error before they are queued, the five
+    valid calls made at the same time are stored."""
+    agent = make_agent(policy={"default": "persist"})
+    n = {"source": "github", "kind": "ci", "summary": "CI failed"}
+    calls = [(n, "t0"), ({**n, "summary": "bad\x00byte"}, "t1"), (n, "t2"), ({**n, "payload": {"k": "\x00"}}, "t3"),
+             (n, "t4"), (n, "x" * 256), (n, "t6"), (n, "t7")]
+    results = await asyncio.gather(*(agent.send_notification_signal(c, resource_id="u1", thread_id=t)
+                                     for c, t in calls), return_exceptions=True)
+    refused = {i: (r.code, r.message) for i, r in enumerate(results) if isinstance(r, NotificationError)}
+    assert refused == {1: ("invalid_notification", "summary must not contain a NUL character"),
+                       3: ("invalid_notification", "payload must not contain a NUL character"),
+                       5: ("invalid_target", "thread_id must be at most 255 characters without control characters")}
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t2", "t4", "t6", "t7"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
 async def test_a_value_postgresql_refuses_fails_only_its_own_call(make_agent, postgres_db, monkeypatch):
     """A NUL byte gets past validation here on purpose (as a gap in validation would): PostgreSQL
     refuses the batch, and the calls written again one by one store every other notification."""
