@@ -11,9 +11,10 @@ processes' background work (``mastra_site.workers``) or by Celery beat.
 ``update_grouped``: the calls of one event loop are queued, and everything that arrives while a
 batch is in flight is written by the next batch — one worker-thread hop and one transaction
 (``inbox.services.notifications_group_commit``) for all of them, whatever their threads. A batch
-holds at most :data:`GROUP_LIMIT` notifications and updates (at least one call). A database error
-fails every call of its batch with that error; validation happens before a call is queued, so a bad
-call never reaches a batch.
+holds at most :data:`GROUP_LIMIT` notifications and updates (at least one call). Validation happens
+before a call is queued (``agents.runtime.notifications.validation``); should a batch still fail in
+the database, its calls are written again one by one, each in its own transaction, so that only the
+call that fails gets the error and its neighbours are stored.
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ class _GroupCommit:
                     result = await _group_commit(ingests=[job for kind, job, _ in batch if kind == "ingest"],
                                                  updates=[job for kind, job, _ in batch if kind == "update"])
                 except Exception as exc:
-                    _settle(batch, error=exc)
+                    if len(batch) == 1:
+                        _settle(batch, error=exc)
+                    else:
+                        await _commit_one_by_one(batch)
+                    batch = []
                     continue
                 ingests, updates = iter(result["ingests"]), iter(result["updates"])
                 _settle(batch, results=[next(ingests if kind == "ingest" else updates) for kind, _, _ in batch])
@@ -96,6 +101,22 @@ class _GroupCommit:
             raise
         finally:
             self.task = None
+
+
+async def _commit_one_by_one(batch: list) -> None:
+    """Write each call of a failed batch in a transaction of its own and settle it with its own
+    result or error (in queue order: calls for one thread keep their order)."""
+    for position, (kind, job, future) in enumerate(batch):
+        try:
+            result = await _group_commit(ingests=[job] if kind == "ingest" else [],
+                                         updates=[job] if kind == "update" else [])
+        except asyncio.CancelledError:
+            _settle(batch[position:], error=asyncio.CancelledError())
+            raise
+        except Exception as exc:
+            _settle([(kind, job, future)], error=exc)
+        else:
+            _settle([(kind, job, future)], results=[result["ingests" if kind == "ingest" else "updates"][0]])
 
 
 def _settle(batch: list, *, results: list | None = None, error: BaseException | None = None) -> None:

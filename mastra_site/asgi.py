@@ -1,5 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels; the process's background work
-(thread recovery, notification dispatch) runs from the moment the server starts serving."""
+(thread recovery, notification dispatch) runs from the moment the server starts serving. Building the
+application refuses unsafe settings (``mastra_site.checks.refuse_unsafe_start``): an ASGI server runs
+no system checks of its own."""
 
 import os
 
@@ -10,6 +12,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
+from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
+
+refuse_unsafe_start()
 
 application = start_with_server(ProtocolTypeRouter({"http": django_asgi_app}))

@@ -3,11 +3,17 @@
 With no environment at all the site runs embedded: a SQLite file, the in-memory channel layer, the
 in-process scheduler and the offline ``local/echo`` model. ``DATABASE_URL`` and ``REDIS_URL`` switch
 to PostgreSQL and Redis (channels-redis and the Celery broker).
+
+The embedded default is safe on a laptop: it answers only loopback hosts, ``DEBUG`` is on only
+while every allowed host is a loopback one, and without ``SECRET_KEY`` a random key is generated
+once per install (``MASTRA_SECRET_KEY_FILE``). ``mastra_site.checks`` refuses to serve a public
+host with ``DEBUG`` on or the known development key (docs/security.md).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
@@ -69,10 +75,78 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+#: hosts that only this machine can reach (``testserver`` is Django's test client)
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1", "testserver", ".localhost"})
+
+
+def is_loopback_host(host: str) -> bool:
+    host = host.strip().lower()
+    return host in LOOPBACK_HOSTS or host.endswith(".localhost")
+
+
+def install_secret_key(path: Path) -> str:
+    """The key stored in ``path``, created (random, mode 0600) the first time. Two processes starting
+    together agree: the key is written to a private file and linked into place, so a reader never
+    sees a half-written key and the first link wins."""
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass
+        finally:
+            temp.unlink(missing_ok=True)
+        key = path.read_text().strip()
+    except OSError as exc:
+        raise ImproperlyConfigured(f"SECRET_KEY is not set and {path} cannot be written ({exc.strerror}): "
+                                   "set SECRET_KEY or MASTRA_SECRET_KEY_FILE") from None
+    if not key:
+        raise ImproperlyConfigured(f"SECRET_KEY is not set and {path} is empty: delete it or set SECRET_KEY")
+    return key
+
+
+#: the key older versions used by default; refused for a public host (mastra.E002/E005)
 DEFAULT_SECRET_KEY = "insecure-dev-key-change-me"
-SECRET_KEY = env_str("SECRET_KEY", DEFAULT_SECRET_KEY)
-DEBUG = env_bool("DEBUG", True)
+SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY").strip())
+SECRET_KEY = (env_str("SECRET_KEY").strip() if SECRET_KEY_FROM_ENV
+              else install_secret_key(Path(env_str("MASTRA_SECRET_KEY_FILE", str(BASE_DIR / ".secret_key")))))
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+LOOPBACK_ONLY = all(is_loopback_host(host) for host in ALLOWED_HOSTS)
+# on by default only while nothing but this machine can reach the site
+DEBUG = env_bool("DEBUG", LOOPBACK_ONLY)
+
+# HTTPS behind a proxy (``manage.py check --deploy`` is clean with these set, docs/security.md)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0, maximum=63_072_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+
+def env_proxy_header(name: str) -> tuple[str, str] | None:
+    """``X-Forwarded-Proto`` (a header the proxy sets to ``https``) as Django's
+    ``("HTTP_X_FORWARDED_PROTO", "https")``; unset or empty is ``None``."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not all(c.isalnum() or c in "-_" for c in value):
+        raise ImproperlyConfigured(f"{name} must be a header name such as X-Forwarded-Proto, not {value!r}")
+    header = value.upper().replace("-", "_")
+    return (header if header.startswith("HTTP_") else f"HTTP_{header}", "https")
+
+
+SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "daphne",
@@ -127,7 +201,7 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the runner threads and the request threads share the file.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        {"timeout": env_int("MASTRA_SQLITE_TIMEOUT_S", 20, minimum=1, maximum=3_600), "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
          "transaction_mode": "IMMEDIATE"}
     )
     # A file (not :memory:) so that other processes in multi-process tests share it; one per test
@@ -143,7 +217,9 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # the prefix keeps separate deployments (and concurrent test runs) on one Redis apart
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60,
+            "CONFIG": {"hosts": [REDIS_URL],
+                       "capacity": env_int("MASTRA_CHANNEL_CAPACITY", 1000, minimum=10, maximum=1_000_000),
+                       "expiry": env_int("MASTRA_CHANNEL_EXPIRY_S", 60, minimum=1, maximum=86_400),
                        "prefix": env_str("MASTRA_CHANNEL_PREFIX", "mastra")},
         }
     }
@@ -163,6 +239,16 @@ MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000, minim
 MASTRA_INPUT_MAX_ATTEMPTS = env_int("MASTRA_INPUT_MAX_ATTEMPTS", 3, minimum=1, maximum=100)
 MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15, minimum=1,
                                                   maximum=86_400)
+# Limits on what callers send (docs/security.md); the runtime gets them through
+# agents.runtime.limits.configure_limits at start-up (mastra_site.apps).
+MASTRA_MAX_SIGNAL_BYTES = env_int("MASTRA_MAX_SIGNAL_BYTES", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
+MASTRA_MAX_SIGNAL_ATTRIBUTES = env_int("MASTRA_MAX_SIGNAL_ATTRIBUTES", 64, minimum=1, maximum=10_000)
+MASTRA_MAX_NOTIFICATIONS_PER_CALL = env_int("MASTRA_MAX_NOTIFICATIONS_PER_CALL", 100, minimum=1, maximum=500)
+MASTRA_MAX_PENDING_INPUTS = env_int("MASTRA_MAX_PENDING_INPUTS", 1000, minimum=1, maximum=1_000_000)
+MASTRA_MAX_STEPS = env_int("MASTRA_MAX_STEPS", 1000, minimum=1, maximum=100_000)
+MASTRA_MAX_RETRIES = env_int("MASTRA_MAX_RETRIES", 10, minimum=0, maximum=100)
+# debugging only: keep provider request bodies and response headers in step-finish events
+MASTRA_KEEP_PROVIDER_PAYLOADS = env_bool("MASTRA_KEEP_PROVIDER_PAYLOADS", False)
 # serving processes (the ASGI server's own variable): more than one needs a channel layer that
 # links processes (mastra.E003)
 WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)

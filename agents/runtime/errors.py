@@ -6,6 +6,8 @@ websocket consumer map to responses; the message is for humans and may change.
 
 from __future__ import annotations
 
+from .redaction import redact_text
+
 
 class MastraError(Exception):
     """Base class of every error the runtime raises on purpose."""
@@ -38,13 +40,15 @@ class AgentConfigError(MastraError):
 
 
 class ModelError(MastraError):
-    """A model provider failed (HTTP error, malformed stream, missing credentials)."""
+    """A model provider failed (HTTP error, malformed stream, missing credentials). Its message is
+    redacted (``agents.runtime.redaction.redact_text``): it reaches run records and event logs."""
 
     code = "model_error"
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
                  retryable: bool = False):
-        super().__init__(message, code=code)
+        # provider text may quote a key, a token or a base URL with its password
+        super().__init__(redact_text(message), code=code)
         self.status = status
         self.retryable = retryable
 

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from .errors import AgentConfigError
 from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
+from .limits import current_limits
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -79,6 +80,9 @@ def validate_options(options: dict) -> dict:
     max_steps = options.get("max_steps")
     if max_steps is not None and (not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1):
         raise AgentConfigError("options.max_steps", "must be a positive integer")
+    limits = current_limits()
+    if max_steps is not None and max_steps > limits.max_steps:
+        raise AgentConfigError("options.max_steps", f"must be at most {limits.max_steps}")
     for name in CALLBACKS:
         if options.get(name) is not None and not callable(options[name]):
             raise AgentConfigError(f"options.{name}", "must be callable")
@@ -105,6 +109,9 @@ def validate_options(options: dict) -> dict:
             value = settings.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise AgentConfigError(f"options.model_settings.{key}", "must be a non-negative integer")
+        retries = settings.get("max_retries")
+        if retries is not None and retries > limits.max_retries:
+            raise AgentConfigError("options.model_settings.max_retries", f"must be at most {limits.max_retries}")
         stops = settings.get("stop_sequences")
         if stops is not None and (not isinstance(stops, list) or not all(isinstance(s, str) for s in stops)):
             raise AgentConfigError("options.model_settings.stop_sequences", "must be a list of strings")

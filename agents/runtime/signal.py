@@ -12,6 +12,10 @@ without attributes is its plain contents; otherwise all-text contents become one
 by a newline) and multimodal contents get the tag on their first text part (or, without one, a
 self-closing tag before the other parts). Validation messages are Mastra's, word for word.
 
+Beyond Mastra (docs/security.md): names must match in full (a trailing newline is refused),
+attribute values may not hold C0 control characters, a caller's signal id is at most 64 safe
+characters, and a whole signal is capped in size and attributes (:mod:`.limits`).
+
 A ``transient`` signal reaches the model and is echoed to subscribers, but is never stored in the
 thread's history (:func:`is_transient_message`).
 """
@@ -25,14 +29,18 @@ from typing import Any
 
 from .chunks import data_chunk
 from .errors import SignalError
+from .limits import current_limits
 from .messages import new_id, now_iso
 from .naming import snake_keys
 
 SIGNAL_TYPES = ("user", "state", "reactive", "notification")
 LEGACY_TYPES = {"user-message": ("user", "user"), "system-reminder": ("reactive", "system-reminder")}
 DEFAULT_TAGS = {"user": "user", "state": "state", "notification": "notification", "reactive": "system-reminder"}
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-MAX_CONTENTS_BYTES = 1024 * 1024
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+#: a caller-supplied signal id: 1 to 64 of these characters (the id columns hold 64)
+SIGNAL_ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+#: C0 control characters and DEL: refused in attribute values (tab, newline and CR included)
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 PART_TYPES = ("text", "image", "file")
 
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -65,7 +73,7 @@ def attribute_text(value: Any) -> str:
 def check_name(name: Any, what: str) -> str:
     """``name`` if it is a valid XML name; otherwise Mastra's ``Invalid signal XML tag name: <name>``
     (``what`` is ``"tag"`` or ``"attribute"``)."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         code = "invalid_tag_name" if what == "tag" else "invalid_attribute_name"
         raise SignalError(f"Invalid signal XML {what} name: {name}", code=code)
     return name
@@ -78,6 +86,9 @@ def check_attributes(attributes: Any, where: str = "attributes") -> dict:
         return {}
     if not isinstance(attributes, dict):
         raise SignalError(f"{where} must be a dict", code="invalid_attributes")
+    limit = current_limits().max_attributes
+    if len(attributes) > limit:
+        raise SignalError(f"{where}: more than {limit} attributes", code="too_many_attributes")
     for name, value in attributes.items():
         if value is None:
             continue
@@ -87,13 +98,31 @@ def check_attributes(attributes: Any, where: str = "attributes") -> dict:
                               code="invalid_attribute_value")
         if isinstance(value, float) and not math.isfinite(value):
             raise SignalError(f"{where}.{name}: numbers must be finite", code="invalid_attribute_value")
+        if isinstance(value, str) and CONTROL_RE.search(value):
+            raise SignalError(f"{where}.{name}: control characters are not allowed in attribute values",
+                              code="invalid_attribute_value")
     return dict(attributes)
 
 
-def _contents_size(contents: Any) -> int:
-    if isinstance(contents, str):
-        return len(contents.encode())
-    return len(json.dumps(contents, default=str).encode())
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (what the size caps count); values JSON cannot
+    write count as their ``str()``."""
+    return len(json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def check_size(value: Any, what: str) -> None:
+    """Raise ``SignalError`` (``signal_too_large``) when ``value`` is over the size cap."""
+    limit = current_limits().max_signal_bytes
+    if json_size(value) > limit:
+        raise SignalError(f"{what} is larger than {limit} bytes", code="signal_too_large")
+
+
+def check_signal_id(value: Any) -> str:
+    """A caller's signal id: a string of 1 to 64 letters, digits, ``_ . : -``."""
+    if not isinstance(value, str) or not SIGNAL_ID_RE.fullmatch(value):
+        raise SignalError("a signal id must be a string of 1 to 64 letters, digits, '_', '.', ':' or '-'",
+                          code="invalid_signal_id")
+    return value
 
 
 def check_contents(contents: Any) -> Any:
@@ -117,8 +146,6 @@ def check_contents(contents: Any) -> Any:
             contents = contents[0]["text"]
     else:
         raise SignalError("contents must be a string or a list of parts", code="invalid_contents")
-    if _contents_size(contents) > MAX_CONTENTS_BYTES:
-        raise SignalError("contents are larger than 1 MiB", code="contents_too_large")
     return contents
 
 
@@ -155,13 +182,16 @@ def create_signal(signal: dict, *, extra_attributes: dict | None = None) -> dict
     po = signal.get("provider_options")
     if po is not None and not isinstance(po, dict):
         raise SignalError("provider_options must be a dict", code="invalid_provider_options")
-    out = {"id": signal.get("id") or new_id(), "type": kind, "tagName": tag,
+    signal_id = signal.get("id")
+    out = {"id": new_id() if signal_id is None else check_signal_id(signal_id), "type": kind, "tagName": tag,
            "contents": check_contents(signal.get("contents")), "attributes": attributes,
            "metadata": dict(metadata or {}), "createdAt": signal.get("created_at") or now_iso()}
     if po:
         out["providerOptions"] = po
     if transient:
         out["transient"] = True
+    check_size({k: out[k] for k in ("contents", "attributes", "metadata", "providerOptions") if k in out},
+               "the signal")
     return out
 
 

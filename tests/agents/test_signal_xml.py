@@ -5,8 +5,11 @@ import json
 import pytest
 
 from agents.runtime.errors import SignalError
-from agents.runtime.signal import (MAX_CONTENTS_BYTES, create_signal, echo_chunk, is_transient_message,
+from agents.runtime.signal import (create_signal, echo_chunk, is_transient_message,
                                    message_to_signal, render_signal, state_to_signal)
+from agents.runtime.limits import Limits
+
+MAX_SIGNAL_BYTES = Limits().max_signal_bytes
 
 
 def xml(signal: dict, **extra) -> object:
@@ -230,14 +233,15 @@ def test_invalid_branch_attributes():
 
 
 def test_contents_size_limit():
-    exact = "a" * MAX_CONTENTS_BYTES
+    # the cap counts the whole signal as compact JSON: {"contents":"…","attributes":{},"metadata":{}}
+    exact = "a" * (MAX_SIGNAL_BYTES - len('{"contents":"","attributes":{},"metadata":{}}'))
     assert create_signal({"type": "notification", "contents": exact})["contents"] == exact
-    assert code_of(create_signal, {"type": "notification", "contents": exact + "a"}) == "contents_too_large"
+    assert code_of(create_signal, {"type": "notification", "contents": exact + "a"}) == "signal_too_large"
     # counted in UTF-8 bytes, not characters
-    assert code_of(create_signal, {"type": "notification", "contents": "é" * (MAX_CONTENTS_BYTES // 2 + 1)}) == \
-        "contents_too_large"
-    assert code_of(message_to_signal, ["a" * MAX_CONTENTS_BYTES, "b"]) == "contents_too_large"
-    assert code_of(message_to_signal, "a" * (MAX_CONTENTS_BYTES + 1)) == "contents_too_large"
+    assert code_of(create_signal, {"type": "notification", "contents": "é" * (MAX_SIGNAL_BYTES // 2 + 1)}) == \
+        "signal_too_large"
+    assert code_of(message_to_signal, ["a" * MAX_SIGNAL_BYTES, "b"]) == "signal_too_large"
+    assert code_of(message_to_signal, "a" * (MAX_SIGNAL_BYTES + 1)) == "signal_too_large"
 
 
 def test_other_bad_inputs():
@@ -309,8 +313,8 @@ def test_state_signal_invalid_parts():
     assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "attributes": {"a b": 1}}) == \
         "invalid_attribute_name"
     assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "tag_name": "1x"}) == "invalid_tag_name"
-    assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "contents": "a" * (MAX_CONTENTS_BYTES + 1)}) == \
-        "contents_too_large"
+    assert code_of(state_to_signal, {"id": "b", "cache_key": "k", "contents": "a" * (MAX_SIGNAL_BYTES + 1)}) == \
+        "signal_too_large"
 
 
 def test_a_state_signals_own_id_and_mode_attributes_are_kept():

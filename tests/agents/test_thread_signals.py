@@ -418,7 +418,7 @@ async def test_bad_targets_and_behaviors_store_nothing(target, code):
     ({"type": "notification", "tag_name": "bad tag", "contents": "x"}, "invalid_tag_name"),
     ({"type": "notification", "contents": "x", "attributes": {"1a": "v"}}, "invalid_attribute_name"),
     ({"type": "notification", "contents": "x", "attributes": {"a": {"b": 1}}}, "invalid_attribute_value"),
-    ({"type": "notification", "contents": "x" * (1024 * 1024 + 1)}, "contents_too_large"),
+    ({"type": "notification", "contents": "x" * (1024 * 1024 + 1)}, "signal_too_large"),
 ])
 async def test_bad_signal_stores_nothing(signal, code):
     agent = make_agent()

@@ -144,26 +144,72 @@ async def test_an_invalid_call_fails_alone(make_agent):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_database_error_fails_the_callers_of_its_batch(make_agent, monkeypatch):
+async def test_a_database_error_fails_only_the_call_that_causes_it(make_agent, monkeypatch):
     agent = make_agent(policy={"default": "persist"})
     insert = NotificationRecord.objects.insert_instances
     failures = []
 
     def broken(records):
-        if not failures:
+        if any(r.summary == "poison" for r in records):
             failures.append(len(records))
             raise DatabaseError("disk full")
         return insert(records)
 
     monkeypatch.setattr(NotificationRecord.objects, "insert_instances", broken)
     n = {"source": "github", "kind": "ci", "summary": "CI failed"}
-    results = await asyncio.gather(*(agent.send_notification_signal(n, resource_id="u1", thread_id=f"t{i}")
-                                     for i in range(3)), return_exceptions=True)
-    assert failures == [3]  # the three calls were one batch
-    assert all(isinstance(r, DatabaseError) and "disk full" in str(r) for r in results)
-    assert await NotificationRecord.objects.acount() == 0  # rolled back
-    after = await agent.send_notification_signal(n, resource_id="u1", thread_id="t0")
-    assert after.record["status"] == "pending" and await NotificationRecord.objects.acount() == 1
+    calls = [n, {**n, "summary": "poison"}, n]
+    results = await asyncio.gather(*(agent.send_notification_signal(c, resource_id="u1", thread_id=f"t{i}")
+                                     for i, c in enumerate(calls)), return_exceptions=True)
+    assert failures == [3, 1]  # the batch of three, then the poisoned call alone
+    assert isinstance(results[1], DatabaseError) and str(results[1]) == "disk full"
+    assert [results[0].record["status"], results[2].record["status"]] == ["pending", "pending"]
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t2"]
+    after = await agent.send_notification_signal(n, resource_id="u1", thread_id="t1")
+    assert after.record["status"] == "pending" and await NotificationRecord.objects.acount() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_nul_byte_or_an_over_long_id_is_refused_before_the_batch(make_agent):
+    """On every database: the bad calls fail with a clear error before they are queued, the five
+    valid calls made at the same time are stored."""
+    agent = make_agent(policy={"default": "persist"})
+    n = {"source": "github", "kind": "ci", "summary": "CI failed"}
+    calls = [(n, "t0"), ({**n, "summary": "bad\x00byte"}, "t1"), (n, "t2"), ({**n, "payload": {"k": "\x00"}}, "t3"),
+             (n, "t4"), (n, "x" * 256), (n, "t6"), (n, "t7")]
+    results = await asyncio.gather(*(agent.send_notification_signal(c, resource_id="u1", thread_id=t)
+                                     for c, t in calls), return_exceptions=True)
+    refused = {i: (r.code, r.message) for i, r in enumerate(results) if isinstance(r, NotificationError)}
+    assert refused == {1: ("invalid_notification", "summary must not contain a NUL character"),
+                       3: ("invalid_notification", "payload must not contain a NUL character"),
+                       5: ("invalid_target", "thread_id must be at most 255 characters without control characters")}
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t2", "t4", "t6", "t7"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_value_postgresql_refuses_fails_only_its_own_call(make_agent, postgres_db, monkeypatch):
+    """A NUL byte gets past validation here on purpose (as a gap in validation would): PostgreSQL
+    refuses the batch, and the calls written again one by one store every other notification."""
+    import agents.runtime.notifications.send as send
+    from agents.runtime.notifications.validation import validate_notification
+
+    def without_nul_check(items):
+        out = []
+        for item in items:
+            clean = validate_notification({**item, "summary": item["summary"].replace("\x00", "")})
+            out.append({**clean, "summary": item["summary"]})
+        return out
+
+    monkeypatch.setattr(send, "validate_notifications", without_nul_check)
+    agent = make_agent(policy={"default": "persist"})
+    n = {"source": "github", "kind": "ci", "summary": "CI failed"}
+    calls = [n, n, {**n, "summary": "bad\x00byte"}, n, n]
+    results = await asyncio.gather(*(agent.send_notification_signal(c, resource_id="u1", thread_id=f"t{i}")
+                                     for i, c in enumerate(calls)), return_exceptions=True)
+    assert isinstance(results[2], DatabaseError), results[2]
+    assert [results[i].record["status"] for i in (0, 1, 3, 4)] == ["pending"] * 4
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t1", "t3", "t4"]
 
 
 @pytest.mark.django_db(transaction=True)

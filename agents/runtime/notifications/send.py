@@ -28,7 +28,7 @@ from .delivery import IDLE_RECHECK, LOCK_TTL, NotificationResult, prepare_emissi
 from .policy import NotificationDecision, resolve_decision, rule_decision, summarizes_now, validate_policy
 from .store import get_notification_store
 from .thread_access import check_if_idle, notification_thread_key, thread_runtime
-from .validation import utcnow, validate_notification, validate_target
+from .validation import utcnow, validate_notifications, validate_target
 
 
 def schedule_fields(decision: NotificationDecision, record: dict, *, now: datetime) -> tuple[dict, str]:
@@ -162,7 +162,7 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
         raise NotificationError("the list of notifications is empty", code="empty_batch")
     runtime = thread_runtime(agent, "send_notification_signal")  # AgentConfigError without memory
     validate_target(resource_id, thread_id)
-    normalized = [validate_notification(n) for n in items]
+    normalized = validate_notifications(items)
     policy = validate_policy((agent.notifications or {}).get("delivery_policy"))
     if if_idle is not None:
         check_if_idle(if_idle)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import StructuredOutputError
 from ..messages import now_iso
+from ..redaction import chunk_request, chunk_response, redact_text
 from ..results import GenerateResult, Usage
 from . import structured
 from .hooks import TripWire, maybe_await
@@ -37,8 +38,7 @@ async def finalize(run: Any) -> GenerateResult:
     await run.send(run.chunk("finish", {
         "stepResult": {"reason": run.finish_reason},
         "output": {"usage": run.usage.camel()},
-        "metadata": {"request": result.request,
-                     "response": {k: v for k, v in result.response.items() if k != "messages"}},
+        "metadata": {"request": chunk_request(result.request), "response": chunk_response(result.response)},
     }))
     if settle is not None:
         # a thread run: its messages, its record and the thread's lease in one write; the
@@ -131,6 +131,6 @@ def record_dict(run: Any) -> dict:
         "thread_id": memory and memory.get("thread_id"),
         "status": _STATUS.get(run.finish_reason, "completed"),
         "finish_reason": run.finish_reason, "usage": dict(run.usage),
-        "error": str(run.error) if run.error else None, "started_at": run.started_at,
+        "error": redact_text(str(run.error)) if run.error else None, "started_at": run.started_at,
         "finished_at": now_iso(), "steps": len(run.steps),
     }

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
+from ..redaction import chunk_request, chunk_response, redact_text
 from ..results import GenerateResult, StepResult, Usage
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
@@ -180,8 +181,8 @@ class Run:
         await self.send(self.chunk("step-finish", {
             "stepResult": {"reason": step_result.finish_reason, "isContinued": more},
             "output": {"usage": step_result.usage.camel()},
-            "metadata": {"request": step_result.request,
-                         "response": {k: v for k, v in step_result.response.items() if k != "messages"}},
+            "metadata": {"request": chunk_request(step_result.request),
+                         "response": chunk_response(step_result.response)},
             "messageId": step_result.response.get("id"),
         }))
         callback = self.options.get("on_step_finish")
@@ -288,7 +289,7 @@ class Run:
     async def finish_error(self, exc: Exception) -> None:
         self.error = exc
         self.finish_reason = "error"
-        err = {"message": str(exc), "code": getattr(exc, "code", "error")}
+        err = {"message": redact_text(str(exc)), "code": getattr(exc, "code", "error")}
         if isinstance(exc, ModelError) and exc.status is not None:
             err["status"] = exc.status
         await self.send(self.chunk("error", {"error": err}))

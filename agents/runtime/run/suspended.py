@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..redaction import options_for_storage
 from ..results import StepResult, Usage
 
 #: the call options a resumed run keeps (the others are callbacks or objects, given again by the caller)
@@ -26,12 +27,21 @@ def _jsonable_option(name: str, value: Any) -> bool:
     return True
 
 
+def _step_state(step: StepResult) -> dict:
+    """A step as stored: without the provider request (the system instructions) or the response
+    headers (docs/security.md)."""
+    data = step.to_state()
+    data["request"] = {}
+    data["response"] = {k: v for k, v in (data.get("response") or {}).items() if k != "headers"}
+    return data
+
+
 def to_state(run: Any) -> dict:
     """JSON-safe state of a suspended run."""
-    opts = {k: v for k, v in run.options.items() if _jsonable_option(k, v)}
+    opts = options_for_storage({k: v for k, v in run.options.items() if _jsonable_option(k, v)})
     return {
         "run_id": run.run_id, "messages": run.messages, "input_messages": run.input_messages,
-        "response_messages": run.response_messages, "steps": [s.to_state() for s in run.steps],
+        "response_messages": run.response_messages, "steps": [_step_state(s) for s in run.steps],
         "usage": dict(run.usage), "pending_calls": run.pending_calls, "done_results": run.done_results,
         "decisions": run.decisions, "options": opts, "remembered": run.remembered,
         # JSON-safe: no store, no callback, no title setting (it may hold a model object; the title

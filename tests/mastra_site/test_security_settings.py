@@ -1,0 +1,174 @@
+"""Safe defaults and the start-up refusal of unsafe ones (docs/security.md). Each case runs
+Django in a fresh process with a chosen environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# every variable these tests set, removed from the inherited environment first
+ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS",
+            "MASTRA_SECRET_KEY_FILE", "MASTRA_SQLITE_NAME", "WEB_CONCURRENCY", "SECURE_SSL_REDIRECT",
+            "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+            "SECURE_HSTS_PRELOAD", "SECURE_PROXY_SSL_HEADER", "CSRF_TRUSTED_ORIGINS", "MASTRA_MAX_SIGNAL_BYTES",
+            "MASTRA_MAX_SIGNAL_ATTRIBUTES", "MASTRA_MAX_NOTIFICATIONS_PER_CALL", "MASTRA_MAX_PENDING_INPUTS",
+            "MASTRA_MAX_STEPS", "MASTRA_MAX_RETRIES", "MASTRA_KEEP_PROVIDER_PAYLOADS", "MASTRA_CHANNEL_CAPACITY",
+            "MASTRA_CHANNEL_EXPIRY_S", "MASTRA_SQLITE_TIMEOUT_S")
+LONG_KEY = "k8Qz-3vN_p1Lw7Rx9Tb2Yc5Hd0Jf4Gs6Am8Ue1Io3Py7Ka2Wn5Zq9Xe4Vr6Bt0Cm"
+PUBLIC = {"ALLOWED_HOSTS": "mastra.example.com"}
+
+PROBE = """
+import dataclasses, json
+import django
+django.setup()
+from django.conf import settings
+from agents.runtime.limits import current_limits
+print(json.dumps({"debug": settings.DEBUG, "key": settings.SECRET_KEY, "from_env": settings.SECRET_KEY_FROM_ENV,
+                  "hsts": settings.SECURE_HSTS_SECONDS, "proxy": settings.SECURE_PROXY_SSL_HEADER,
+                  "limits": dataclasses.asdict(current_limits())}))
+"""
+
+
+@pytest.fixture
+def env(tmp_path):
+    """A clean environment: a SQLite file and a secret-key file of this test's own."""
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT),
+                 MASTRA_SQLITE_NAME=str(tmp_path / "db.sqlite3"), MASTRA_SECRET_KEY_FILE=str(tmp_path / "secret"))
+    return clean
+
+
+def run(env: dict, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env={**env, **extra}, capture_output=True, text=True,
+                          timeout=90)
+
+
+def probe(env: dict, **extra: str) -> dict:
+    proc = run(env, "-c", PROBE, **extra)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def last_error_line(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return proc.stderr.strip().splitlines()[-1]
+
+
+def test_the_laptop_default_is_loopback_only_with_a_generated_key(env, tmp_path):
+    first = probe(env)
+    assert first["debug"] is True and first["from_env"] is False
+    key_file = tmp_path / "secret"
+    assert key_file.read_text() == first["key"] and len(first["key"]) >= 60
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert first["key"] != "insecure-dev-key-change-me"
+    assert probe(env)["key"] == first["key"]  # generated once per install
+
+
+def test_a_public_host_turns_debug_off_by_default(env):
+    assert probe(env, **PUBLIC)["debug"] is False
+    assert probe(env, ALLOWED_HOSTS="localhost,127.0.0.1")["debug"] is True
+
+
+def test_a_key_from_the_environment_wins_and_writes_no_file(env, tmp_path):
+    assert probe(env, SECRET_KEY=LONG_KEY)["key"] == LONG_KEY
+    assert not (tmp_path / "secret").exists()
+
+
+def test_an_unwritable_key_file_is_a_clear_error(env, tmp_path):
+    proc = run(env, "-c", PROBE, MASTRA_SECRET_KEY_FILE=str(tmp_path / "missing" / "secret"))
+    assert last_error_line(proc) == (
+        "django.core.exceptions.ImproperlyConfigured: SECRET_KEY is not set and "
+        f"{tmp_path / 'missing' / 'secret'} cannot be written (No such file or directory): set SECRET_KEY or "
+        "MASTRA_SECRET_KEY_FILE")
+
+
+def test_check_refuses_a_public_host_with_debug_or_the_development_key(env):
+    proc = run(env, "manage.py", "check", DEBUG="true", SECRET_KEY="insecure-dev-key-change-me", **PUBLIC)
+    assert proc.returncode == 1
+    assert ("?: (mastra.E004) DEBUG is on while ALLOWED_HOSTS lets other machines in (mastra.example.com)\n"
+            "\tHINT: Set DEBUG=false, or keep ALLOWED_HOSTS to localhost.") in proc.stderr, proc.stderr
+    assert ("?: (mastra.E005) SECRET_KEY is the development default while ALLOWED_HOSTS lets other machines in "
+            "(mastra.example.com)") in proc.stderr, proc.stderr
+    # debug on a loopback-only site is fine
+    assert run(env, "manage.py", "check", DEBUG="true").returncode == 0
+
+
+def test_migrate_runs_the_same_check(env, tmp_path):
+    proc = run(env, "manage.py", "migrate", DEBUG="true", **PUBLIC)
+    assert proc.returncode == 1
+    assert "(mastra.E004)" in proc.stderr, proc.stderr
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:  # nothing was migrated
+        assert db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall() == []
+
+
+def test_the_asgi_application_refuses_to_start(env):
+    proc = run(env, "-c", "import mastra_site.asgi", DEBUG="yes", SECRET_KEY="insecure-dev-key-change-me", **PUBLIC)
+    assert last_error_line(proc) == (
+        "django.core.exceptions.ImproperlyConfigured: mastra.E004: DEBUG is on while ALLOWED_HOSTS lets other "
+        "machines in (mastra.example.com). Set DEBUG=false, or keep ALLOWED_HOSTS to localhost.; mastra.E005: "
+        "SECRET_KEY is the development default while ALLOWED_HOSTS lets other machines in (mastra.example.com). "
+        "Set SECRET_KEY to a long random value.")
+    assert run(env, "-c", "import mastra_site.asgi", SECRET_KEY=LONG_KEY, **PUBLIC).returncode == 0
+
+
+def test_check_deploy_is_clean_with_the_production_environment(env):
+    production = {"DEBUG": "false", "SECRET_KEY": LONG_KEY, "ALLOWED_HOSTS": "mastra.example.com",
+                  "REDIS_URL": "redis://redis.example.internal:6379/0", "SECURE_SSL_REDIRECT": "true",
+                  "SESSION_COOKIE_SECURE": "true", "CSRF_COOKIE_SECURE": "true", "SECURE_HSTS_SECONDS": "31536000",
+                  "SECURE_HSTS_INCLUDE_SUBDOMAINS": "true", "SECURE_HSTS_PRELOAD": "true",
+                  "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto"}
+    proc = run(env, "manage.py", "check", "--deploy", **production)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "System check identified no issues (0 silenced).", proc.stdout + proc.stderr
+    s = probe(env, **production)
+    assert (s["hsts"], s["proxy"]) == (31536000, ["HTTP_X_FORWARDED_PROTO", "https"])
+
+
+def test_limits_reach_the_runtime(env):
+    s = probe(env)
+    assert s["limits"] == {"max_signal_bytes": 1048576, "max_attributes": 64, "max_notifications_per_call": 100,
+                           "max_pending_inputs": 1000, "max_steps": 1000, "max_retries": 10,
+                           "keep_provider_payloads": False}
+    s = probe(env, MASTRA_MAX_SIGNAL_BYTES="4096", MASTRA_MAX_SIGNAL_ATTRIBUTES="3",
+              MASTRA_MAX_NOTIFICATIONS_PER_CALL="2", MASTRA_MAX_PENDING_INPUTS="5", MASTRA_MAX_STEPS="7",
+              MASTRA_MAX_RETRIES="0", MASTRA_KEEP_PROVIDER_PAYLOADS="true")
+    assert s["limits"] == {"max_signal_bytes": 4096, "max_attributes": 3, "max_notifications_per_call": 2,
+                           "max_pending_inputs": 5, "max_steps": 7, "max_retries": 0,
+                           "keep_provider_payloads": True}
+
+
+@pytest.mark.parametrize("name,value,bounds", [
+    ("SECURE_HSTS_SECONDS", "-1", "0 to 63072000"),
+    ("MASTRA_MAX_SIGNAL_BYTES", "10", "1024 to 67108864"),
+    ("MASTRA_MAX_SIGNAL_ATTRIBUTES", "0", "1 to 10000"),
+    ("MASTRA_MAX_NOTIFICATIONS_PER_CALL", "501", "1 to 500"),
+    ("MASTRA_MAX_PENDING_INPUTS", "1e6", "1 to 1000000"),
+    ("MASTRA_MAX_STEPS", "abc", "1 to 100000"),
+    ("MASTRA_MAX_RETRIES", "-1", "0 to 100"),
+    ("MASTRA_CHANNEL_CAPACITY", "5", "10 to 1000000"),
+    ("MASTRA_CHANNEL_EXPIRY_S", "0", "1 to 86400"),
+    ("MASTRA_SQLITE_TIMEOUT_S", "99999", "1 to 3600"),
+])
+def test_a_bad_number_is_a_clear_configuration_error(env, name, value, bounds):
+    extra = {"REDIS_URL": "redis://redis:6379/0"} if name.startswith("MASTRA_CHANNEL") else {}
+    proc = run(env, "-c", PROBE, **{name: value}, **extra)
+    assert last_error_line(proc) == (
+        f"django.core.exceptions.ImproperlyConfigured: {name} must be a whole number from {bounds}, not {value!r}")
+
+
+def test_a_bad_proxy_header_or_switch_is_a_clear_configuration_error(env):
+    assert last_error_line(run(env, "-c", PROBE, SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto: https")) == (
+        "django.core.exceptions.ImproperlyConfigured: SECURE_PROXY_SSL_HEADER must be a header name such as "
+        "X-Forwarded-Proto, not 'X-Forwarded-Proto: https'")
+    assert last_error_line(run(env, "-c", PROBE, MASTRA_KEEP_PROVIDER_PAYLOADS="sometimes")) == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_KEEP_PROVIDER_PAYLOADS must be true or false "
+        "(1/0, yes/no, on/off), not 'sometimes'")
