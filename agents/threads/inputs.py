@@ -19,6 +19,7 @@ from django.utils import timezone
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
 from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
+from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.store import thread_prepare_locked, time_parse
 
@@ -116,6 +117,12 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         behavior = branch["behavior"]
         if behavior == "discard":
             return {**base, "action": "discard"}
+        if (ThreadInput.objects.row_exists({"input_id": accepted["id"]})
+                or Message.objects.row_exists({"message_id": accepted["id"]})):
+            raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
+        if held:  # the input waits for a run: refused over the cap, nothing stored
+            check_pending_inputs(ThreadInput.objects.filter(thread_id=thread_id,
+                                                            status=ThreadInput.Status.PENDING).count())
         # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
         # of the attributes, the rendered string does
         stored = {**accepted, "rendered": render_content(accepted)}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SignalError
+from ..redaction import options_for_storage
 from ..signal import check_attributes
 
 IF_ACTIVE = ("deliver", "persist", "discard")
@@ -90,9 +91,10 @@ def input_branches(*, signal: dict, mode: str, resource_id: str | None, thread_i
 
 
 def storable_options(options: dict) -> dict:
-    """Stream options stored with a queued input must be JSON; callables only apply in process."""
+    """Stream options stored with a queued input: JSON only (callables apply in process only), and
+    no credentials (``redaction.options_for_storage``: model keys, headers, URL passwords)."""
     out = {}
-    for k, v in options.items():
+    for k, v in options_for_storage(options).items():
         try:
             json.dumps(v)
         except (TypeError, ValueError):
