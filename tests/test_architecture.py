@@ -1,5 +1,6 @@
 """The shape of the code base (DESIGN §1): dependencies point down, modules talk through public
-names, and there is no import cycle (imports inside functions count: none can hide a cycle)."""
+names, there is no import cycle (imports inside functions count: none can hide a cycle), and no
+runtime class grows past one clear job (about 300 lines)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agents", "inbox", "mastra_site")
+PACKAGES = ("agents", "inbox", "mastra_site", "editor", "chat")
+MAX_RUNTIME_CLASS_LINES = 320  # "about 300": a class past it does more than one job
 
 
 def project_modules(packages=PACKAGES) -> dict[str, Path]:
@@ -109,3 +111,11 @@ def test_no_app_imports_the_site():
     wrong = [(name, target) for name, path in MODULES.items() if not name.startswith("mastra_site")
              for target, _ in imports_of(name, path) if target.split(".")[0] == "mastra_site"]
     assert wrong == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("agents.runtime")))
+def test_no_runtime_class_is_over_about_300_lines(module):
+    tree = ast.parse(MODULES[module].read_text())
+    big = [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
+           if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > MAX_RUNTIME_CLASS_LINES]
+    assert big == []

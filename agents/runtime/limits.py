@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .errors import AgentConfigError, SignalError
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -40,8 +42,6 @@ def current_limits() -> Limits:
 def configure_limits(**values) -> Limits:
     """Replace the named limits (keyword names of :class:`Limits`) and return the new set. A limit
     must be a positive whole number (``max_retries`` may be 0); raises ``AgentConfigError``."""
-    from .errors import AgentConfigError  # errors imports redaction, which reads the limits
-
     global _current
     fields = {f.name for f in dataclasses.fields(Limits)}
     for name, value in values.items():
@@ -61,8 +61,6 @@ def configure_limits(**values) -> Limits:
 def check_pending_inputs(count: int) -> None:
     """Raise ``SignalError`` (``too_many_pending_inputs``) when a thread already has ``count``
     inputs waiting and that is the limit; the caller stores nothing."""
-    from .errors import SignalError
-
     if count >= _current.max_pending_inputs:
         raise SignalError(f"the thread already has {count} inputs waiting (the limit is "
                           f"{_current.max_pending_inputs})", code="too_many_pending_inputs")

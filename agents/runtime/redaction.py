@@ -3,8 +3,8 @@ provider's request bodies and response headers (docs/security.md).
 
 Pure functions. ``redact_text`` runs on every ``ModelError`` message and on the error text of a run
 (its ``error`` chunk and its record); ``options_for_storage`` on call options that are stored (a
-suspended run's state, a queued input's stream options); ``chunk_request`` / ``chunk_response`` on
-the ``step-finish`` and ``finish`` chunks, which threads store and replay to every subscriber.
+suspended run's state, a queued input's stream options). The provider's payloads are kept out of
+chunks by ``agents.runtime.run.payloads``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .limits import current_limits
 
 REDACTED = "[redacted]"
 
@@ -72,16 +71,3 @@ def options_for_storage(options: dict) -> dict:
         if isinstance(out.get(name), dict):
             out[name] = strip_credentials(out[name])
     return out
-
-
-def chunk_request(request: dict) -> dict:
-    """The ``request`` metadata of ``step-finish`` / ``finish``: empty (the provider request holds
-    the system instructions) unless ``keep_provider_payloads`` is on."""
-    return dict(request) if current_limits().keep_provider_payloads else {}
-
-
-def chunk_response(response: dict) -> dict:
-    """The ``response`` metadata of a chunk: without ``messages``, and without the provider's
-    response ``headers`` unless ``keep_provider_payloads`` is on."""
-    keep = current_limits().keep_provider_payloads
-    return {k: v for k, v in response.items() if k != "messages" and (keep or k != "headers")}

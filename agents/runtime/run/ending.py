@@ -8,10 +8,11 @@ from typing import Any
 
 from ..errors import StructuredOutputError
 from ..messages import now_iso
-from ..redaction import chunk_request, chunk_response, redact_text
+from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from . import structured
 from .hooks import TripWire, maybe_await
+from .payloads import chunk_request, chunk_response
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,13 @@ from typing import Any, Callable
 
 from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
-from ..redaction import chunk_request, chunk_response, redact_text
+from ..redaction import redact_text
 from ..results import GenerateResult, StepResult, Usage
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
 from . import ending, step, suspended, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
+from .payloads import chunk_request, chunk_response
 
 logger = logging.getLogger(__name__)
 
