@@ -7,6 +7,7 @@ from typing import Any, Callable
 from .errors import AgentConfigError
 from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from .limits import current_limits
+from .naming import snake_case, snake_keys
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -39,21 +40,6 @@ CALLBACKS = ("on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_st
              "prepare_step")
 
 
-def _camel_to_snake(name: str) -> str:
-    out = []
-    for ch in name:
-        if ch.isupper():
-            out.append("_" + ch.lower())
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def snake_keys(data: dict) -> dict:
-    """Accept Mastra's camelCase spelling too (``maxSteps`` → ``max_steps``)."""
-    return {(_camel_to_snake(k) if isinstance(k, str) else k): v for k, v in data.items()}
-
-
 def check_agent_keywords(unknown: dict, known: tuple[str, ...]) -> None:
     """Reject keywords ``Agent()`` does not take: a Mastra option not implemented yet
     (code ``unsupported_option``) or an unknown one (code ``agent_config_error``, with the snake_case
@@ -61,7 +47,7 @@ def check_agent_keywords(unknown: dict, known: tuple[str, ...]) -> None:
     if not unknown:
         return
     name = sorted(unknown)[0]
-    snake = _camel_to_snake(name)
+    snake = snake_case(name)
     if snake in UNSUPPORTED_AGENT_OPTIONS:
         raise AgentConfigError(name, NOT_SUPPORTED, code="unsupported_option")
     if snake != name and snake in known:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-_CAMEL = {"input_tokens": "inputTokens", "output_tokens": "outputTokens", "total_tokens": "totalTokens",
-          "reasoning_tokens": "reasoningTokens", "cached_input_tokens": "cachedInputTokens"}
+from .naming import camel_keys
+
+#: the usage fields a provider may report (missing ones read as None)
+USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "total_tokens", "reasoning_tokens", "cached_input_tokens"})
 
 
 class Usage(dict):
@@ -22,7 +24,7 @@ class Usage(dict):
         try:
             return self[name]
         except KeyError:
-            if name in _CAMEL:
+            if name in USAGE_FIELDS:
                 return None
             raise AttributeError(name) from None
 
@@ -32,7 +34,7 @@ class Usage(dict):
                 self[key] = self.get(key, 0) + value
 
     def camel(self) -> dict:
-        return {_CAMEL.get(k, k): v for k, v in self.items()}
+        return camel_keys(self)
 
     @classmethod
     def zero(cls) -> "Usage":

@@ -48,7 +48,6 @@ _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&qu
 _MESSAGE_KEYS = frozenset({"contents", "attributes", "metadata", "provider_options", "id"})
 
 # ``state_to_signal`` reads its payload's keys through this name
-_snake = snake_keys
 
 
 def escape_text(value: str) -> str:
@@ -304,7 +303,7 @@ def state_to_signal(state: dict) -> tuple[dict, dict]:
     """
     if not isinstance(state, dict):
         raise SignalError("a state signal must be a dict", code="invalid_state_signal")
-    state = _snake(state)
+    state = snake_keys(state)
     unknown = set(state) - {"id", "cache_key", "mode", "contents", "value", "delta", "attributes", "metadata",
                             "tag_name", "provider_options", "transient"}
     if unknown:

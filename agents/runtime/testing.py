@@ -46,6 +46,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Iterable
 
+from .naming import snake_keys
 from .providers.base import ModelRequest
 
 __all__ = ["ScriptedModel", "ScriptedStep", "drain_thread_runtime", "hang_step", "make_usage", "text_step",
@@ -74,9 +75,7 @@ def make_usage(usage: Any = None) -> dict:
         inp, out = usage
         return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
     if isinstance(usage, dict):
-        camel = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens",
-                 "reasoningTokens": "reasoning_tokens", "cachedInputTokens": "cached_input_tokens"}
-        data = {camel.get(k, k): v for k, v in usage.items()}
+        data = snake_keys(usage)
         data.setdefault("input_tokens", 0)
         data.setdefault("output_tokens", 0)
         data.setdefault("total_tokens", data["input_tokens"] + data["output_tokens"])

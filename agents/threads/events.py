@@ -11,6 +11,7 @@ from django.db import transaction
 from django.conf import settings
 
 from agents.models import Message, ThreadEvent, ThreadLease
+from agents.runtime.chunks import snapshot_chunk
 
 from .identity import thread_checked, thread_ref
 from .leases import lease_lock
@@ -79,6 +80,4 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
 def thread_snapshot(lease: ThreadLease, seq: int) -> dict:
     """Past the retention window: the thread's messages as one ``data-thread-snapshot`` chunk."""
     messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id)]
-    return {"type": "data-thread-snapshot", "runId": None, "from": "AGENT", "seq": seq,
-            "data": {"threadId": lease.thread_id, "resourceId": lease.resource_id, "messages": messages},
-            "transient": True}
+    return snapshot_chunk(thread_id=lease.thread_id, resource_id=lease.resource_id, messages=messages, seq=seq)

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from agents.runtime.chunks import persist_run_chunks
 from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
@@ -149,13 +150,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         if behavior == "persist":
             input_persist_history(lease, stored)
             synthetic = new_run_id
-            chunks = events_number(lease, [
-                {"type": "start", "runId": synthetic, "from": "AGENT", "payload": {}},
-                echo_chunk(accepted, synthetic),
-                {"type": "finish", "runId": synthetic, "from": "AGENT",
-                 "payload": {"stepResult": {"reason": "stop"}, "output": {"usage": {
-                     "inputTokens": 0, "outputTokens": 0, "totalTokens": 0}}}},
-            ])
+            chunks = events_number(lease, persist_run_chunks(echo_chunk(accepted, synthetic), synthetic))
             events_append_locked(lease, chunks)
             lease_save(lease)
             return {**base, "action": "persist", "events": chunks}

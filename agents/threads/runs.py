@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Run, ThreadInput, ThreadLease, ToolApproval
+from agents.runtime.chunks import abort_chunk
 from agents.runtime.signal import echo_chunk
 from agents.store import messages_save_locked, run_record
 
@@ -166,8 +167,7 @@ def run_abort_request(*, key: str) -> dict | None:
             ToolApproval.objects.filter(run_id=run_id, status=ToolApproval.Status.PENDING).update(
                 status=ToolApproval.Status.DECLINED, decided_at=now)
             Run.objects.filter(id=run_id).update(status=Run.Status.ABORTED, finish_reason="abort", finished_at=now)
-            chunks = [{"type": "abort", "runId": run_id, "from": "AGENT", "payload": {"reason": "aborted"},
-                       "seq": lease.last_seq + 1}]
+            chunks = [abort_chunk(run_id, lease.last_seq + 1)]
             events_append_locked(lease, chunks)
             lease_release(lease)
             lease_save(lease)

@@ -7,6 +7,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from agents.threads.identity import thread_ref
 from agents.models import Thread, ThreadLease
 from agents.threads.store import DjangoThreadStore
 from tests.runtime.threads.store_contract import ThreadStoreContract
@@ -21,7 +22,8 @@ class TestDjangoThreadStore(ThreadStoreContract):
         await sync_to_async(Thread.objects.create)(id=thread_id, resource_id=resource_id)
 
     async def expire(self, store, key: str) -> None:
-        await sync_to_async(lambda: ThreadLease.objects.filter(thread_key=key).update(
+        _, thread_id = thread_ref(key)
+        await sync_to_async(lambda: ThreadLease.objects.filter(thread_id=thread_id).update(
             expires_at=timezone.now() - timedelta(seconds=1)))()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import AgentConfigError
-from ..options import snake_keys
+from ..naming import snake_keys
 from ..output import AgentOutput
 from ..run import Run, ThreadHooks
 from ..storage import get_run_store

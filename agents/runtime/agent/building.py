@@ -10,7 +10,8 @@ from typing import Any, Callable
 from ..abort import AbortSignal
 from ..errors import AgentConfigError, RequestContextError
 from ..messages import new_id, normalize_messages, now_iso, system_messages, text_of
-from ..options import snake_keys, validate_options
+from ..naming import snake_keys
+from ..options import validate_options
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await

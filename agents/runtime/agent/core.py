@@ -13,7 +13,8 @@ from ..errors import AgentConfigError
 from ..ids import MAX_AGENT_ID, id_check
 from ..memory import BaseMemory
 from ..messages import system_messages
-from ..options import check_agent_keywords, snake_keys, validate_hooks, validate_options
+from ..naming import snake_keys
+from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
 from ..providers.router import resolve_model
 from ..results import GenerateResult

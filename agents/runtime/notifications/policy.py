@@ -34,7 +34,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import NotificationError
-from .validation import PRIORITY_RANK, iso_z, snake_keys, utcnow
+from ..naming import snake_keys
+from .validation import PRIORITY_RANK, iso_z, utcnow
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import NotificationError, SignalError
 from ..limits import current_limits
+from ..naming import snake_keys
 from ..signal import CONTROL_RE, check_attributes, json_size
 
 PRIORITIES = ("low", "medium", "high", "urgent")
@@ -26,10 +27,6 @@ MAX_SUMMARY = 16_000
 #: the columns of the agent, resource and thread ids
 MAX_ID = 255
 
-#: camelCase spellings accepted for the snake_case keys of notifications and decisions
-ALIASES = {"dedupeKey": "dedupe_key", "coalesceKey": "coalesce_key", "sourceId": "source_id",
-           "deliverAt": "deliver_at", "summaryAt": "summary_at", "streamOptions": "stream_options",
-           "deliverWhenIdle": "deliver_when_idle"}
 NOTIFICATION_KEYS = frozenset({"source", "kind", "priority", "summary", "payload", "dedupe_key", "coalesce_key",
                                "attributes", "metadata", "source_id"})
 
@@ -43,11 +40,6 @@ def iso_z(value: datetime) -> str:
     form of Mastra's ``summaryAt``, ``deliverAt`` and ``deliveredAt``."""
     value = value.astimezone(timezone.utc) if value.tzinfo else value
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
-
-
-def snake_keys(data: dict) -> dict:
-    """``data`` with the camelCase keys of :data:`ALIASES` renamed to snake_case."""
-    return {ALIASES.get(k, k): v for k, v in data.items()}
 
 
 def _no_nul(value: Any, field_name: str) -> None:

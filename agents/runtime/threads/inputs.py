@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SignalError
+from ..naming import snake_keys
 from ..redaction import options_for_storage
 from ..signal import check_attributes
 
@@ -44,7 +45,7 @@ def parse_branch(value: Any, behaviors: tuple, name: str) -> dict:
         return {"behavior": behaviors[0], "attributes": {}}
     if not isinstance(value, dict):
         raise SignalError(f"{name} must be a dict", code="invalid_options")
-    value = {("stream_options" if k == "streamOptions" else k): v for k, v in value.items()}
+    value = snake_keys(value)
     unknown = set(value) - {"behavior", "attributes", "stream_options"}
     if unknown or (name == "if_active" and "stream_options" in value):
         bad = sorted(unknown or {"stream_options"})[0]

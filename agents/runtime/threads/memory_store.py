@@ -15,13 +15,14 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
 from ..signal import echo_chunk, render_content, render_signal
 
 #: events kept per thread (``agents.threads.events.EVENT_RETENTION``)
 EVENT_RETENTION = 2000
 THREAD_BLOCKED = "thread-blocked"
-ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+KEY_SEPARATOR = "\x1f"  # ``thread_key``: resource id and thread id
 
 
 class InMemoryThreadStore:
@@ -148,10 +149,7 @@ class InMemoryThreadStore:
             key, resource_id, thread_id = lease["key"], lease["resource_id"], lease["thread_id"]
             thread = self.threads.get(thread_id)
         else:
-            thread = self.threads.get(thread_id)
-            if thread is not None and thread["resource_id"] != resource_id:
-                raise SignalError(f"thread {thread_id!r} belongs to another resource",
-                                  code="thread_resource_mismatch")
+            thread = self._checked(resource_id, thread_id)
             if state is not None and thread is None:
                 raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             lease = self._lease(key, resource_id, thread_id)  # checked first: a refusal stores nothing
@@ -188,11 +186,7 @@ class InMemoryThreadStore:
             return {**base, "action": "deliver", "run_id": lease["owner_run_id"]}
         if behavior == "persist":
             self._persist(lease, stored)
-            chunks = _number(lease, [
-                {"type": "start", "runId": new_run_id, "from": "AGENT", "payload": {}},
-                echo_chunk(accepted, new_run_id),
-                {"type": "finish", "runId": new_run_id, "from": "AGENT",
-                 "payload": {"stepResult": {"reason": "stop"}, "output": {"usage": dict(ZERO_USAGE)}}}])
+            chunks = _number(lease, persist_run_chunks(echo_chunk(accepted, new_run_id), new_run_id))
             self._append(lease, chunks)
             return {**base, "action": "persist", "events": chunks}
         if lease["owner_run_id"]:
@@ -257,17 +251,25 @@ class InMemoryThreadStore:
             rows = [c for c in log if c["seq"] > after_seq]
             if log and log[0]["seq"] > after_seq + 1:
                 lease = self.leases[key]
-                snapshot = {"type": "data-thread-snapshot", "runId": None, "from": "AGENT", "seq": log[0]["seq"] - 1,
-                            "data": {"threadId": lease["thread_id"], "resourceId": lease["resource_id"],
-                                     "messages": list(self.history.get(lease["thread_id"], ()))},
-                            "transient": True}
+                snapshot = snapshot_chunk(thread_id=lease["thread_id"], resource_id=lease["resource_id"],
+                                          messages=list(self.history.get(lease["thread_id"], ())), seq=log[0]["seq"] - 1)
                 return [snapshot] + rows
             log = rows
         if run_id is not None:
             log = [c for c in log if c.get("runId") == run_id]
         return list(log)
 
+    def _checked(self, resource_id: str, thread_id: str) -> dict | None:
+        """The thread's entry, or None; SignalError (``thread_resource_mismatch``) when another
+        resource owns it (as ``agents.threads.identity.thread_checked``)."""
+        thread = self.threads.get(thread_id)
+        if thread is not None and thread["resource_id"] != resource_id:
+            raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
+        return thread
+
     async def thread_state(self, *, key: str) -> dict | None:
+        resource_id, _, thread_id = key.partition(KEY_SEPARATOR)
+        self._checked(resource_id, thread_id)  # every access checks the thread's resource
         lease = self.leases.get(key)
         if lease is None:
             return None
@@ -283,8 +285,7 @@ class InMemoryThreadStore:
         run_id = lease["owner_run_id"]
         if lease["status"] == "suspended":
             self.runs.setdefault(run_id, {"id": run_id}).update(status="aborted", finish_reason="abort")
-            chunks = [{"type": "abort", "runId": run_id, "from": "AGENT", "payload": {"reason": "aborted"},
-                       "seq": lease["last_seq"] + 1}]
+            chunks = [abort_chunk(run_id, lease["last_seq"] + 1)]
             self._append(lease, chunks)
             _release(lease)
             return {"run_id": run_id, "events": chunks, "released": True}

@@ -249,4 +249,6 @@ class ThreadStoreContract:
         with pytest.raises(SignalError) as caught:
             await self.accept(store, "a")
         assert caught.value.code == "thread_resource_mismatch"
-        assert await store.thread_state(key=KEY) is None
+        with pytest.raises(SignalError) as caught:  # every access checks the thread's resource
+            await store.thread_state(key=KEY)
+        assert caught.value.code == "thread_resource_mismatch"
