@@ -17,7 +17,7 @@ Where they run:
 - every serving process, from the moment it starts serving and before any request:
   :func:`start_with_server` (called by ``mastra_site.asgi``) hooks the start into daphne's reactor
   (daphne sends no ASGI lifespan events) and, for other ASGI servers, into the lifespan ``startup``
-  event, with the first connection as a last resort;
+  event;
 - a worker-only process: ``manage.py run_workers``.
 
 A process that only sends (a management command, a Celery worker) runs none of them; the serving
@@ -125,9 +125,8 @@ def start_with_server(application: Callable) -> Callable:
     """Return ``application`` wrapped so that this process's workers run while it serves.
 
     Under daphne the workers start when its reactor starts running, before it accepts a connection,
-    and stop before the reactor shuts down. Under a server that sends ASGI lifespan events they start
-    on ``lifespan.startup`` and stop on ``lifespan.shutdown``. Either way the first connection starts
-    them if nothing did.
+    and stop before the reactor shuts down. Under a server that sends ASGI lifespan events (uvicorn,
+    hypercorn) they start on ``lifespan.startup`` and stop on ``lifespan.shutdown``.
     """
     _hook_daphne()
     return WorkersMiddleware(application)
@@ -151,7 +150,8 @@ def _hook_daphne() -> None:
 
 
 class WorkersMiddleware:
-    """ASGI wrapper: lifespan events start and stop the workers; any connection starts them."""
+    """ASGI wrapper: lifespan events start and stop the workers (connections pass through: an
+    application driven without a server, as in tests, starts no background work)."""
 
     def __init__(self, app: Callable):
         self.app = app
@@ -159,9 +159,6 @@ class WorkersMiddleware:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await self._lifespan(receive, send)
-        workers = serving_workers()
-        if not workers.running:
-            workers.start()
         return await self.app(scope, receive, send)
 
     async def _lifespan(self, receive, send) -> None:
