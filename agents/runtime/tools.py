@@ -8,6 +8,7 @@ run goes on), never an exception out of ``generate()``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
 import decimal
 import inspect
@@ -209,13 +210,15 @@ class Tool:
         value = self.validate_input(args)
         call_args = (value, context) if self._execute_arity >= 2 else (value,)
         try:
-            if self._execute_is_async:
-                result = await asyncio.wait_for(self.execute(*call_args), self.timeout_s)
-            else:
-                result = await asyncio.wait_for(asyncio.to_thread(self._call_sync, call_args), self.timeout_s)
-                if inspect.isawaitable(result):
-                    result = await asyncio.wait_for(result, self.timeout_s)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.timeout_s):  # no extra task, unlike wait_for
+                if self._execute_is_async:
+                    result = await self.execute(*call_args)
+                else:
+                    run = contextvars.copy_context().run
+                    result = await asyncio.get_running_loop().run_in_executor(None, run, self.execute, *call_args)
+                    if inspect.isawaitable(result):
+                        result = await result
+        except TimeoutError:
             raise ToolTimeoutError(f"tool {self.id!r} did not finish within {self.timeout_s:g} s") from None
         if self.output_schema is not None:
             try:
@@ -226,9 +229,6 @@ class Tool:
             return strict_json(to_jsonable(result))
         except ValueError as exc:
             raise ToolValidationError(f"output of tool {self.id!r} is not JSON: {exc}") from None
-
-    def _call_sync(self, call_args: tuple) -> Any:
-        return self.execute(*call_args)
 
     def __repr__(self) -> str:
         return f"<Tool {self.id}>"
