@@ -298,6 +298,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
 }
 MASTRA_API_MAX_BODY = env_int("MASTRA_API_MAX_BODY", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
 MASTRA_API_KEEPALIVE_S = env_int("MASTRA_API_KEEPALIVE_S", 25, minimum=1, maximum=3_600)

@@ -49,7 +49,8 @@ EXECUTION_BODY = body({"type": "object", "required": ["messages"], "properties":
 GENERATE_RESULT = ok({"type": "object", "required": ["runId", "text", "finishReason", "usage", "steps"], "properties": {
     "runId": STRING, "text": STRING, "finishReason": STRING, "usage": OBJECT, "steps": {"type": "array"},
     "toolCalls": {"type": "array"}, "toolResults": {"type": "array"}, "response": OBJECT}})
-SSE = {(200, "text/event-stream"): STRING, **ERRORS}
+#: an SSE stream: every event a `data:` line with a chunk's JSON (schemathesis reads events this way)
+SSE = {(200, "text/event-stream"): {"type": "object", "properties": {"data": STRING}}, **ERRORS}
 
 TARGET = {"resourceId": STRING, "threadId": STRING, "runId": STRING,
           "ifActive": {"type": "object", "properties": {"behavior": {"enum": ["deliver", "persist", "discard"]},
@@ -107,3 +108,16 @@ NOTIFICATION_PAGE = ok({"type": "object", "required": ["notifications", "total"]
 NOTIFICATION_UPDATE_BODY = body({"type": "object", "required": ["status"], "properties": {
     "status": {"enum": ["seen", "dismissed", "archived"]}}})
 NOTIFICATION_OK = ok(OBJECT)
+
+
+def agent_ids_hook(result, generator, request, public):
+    """drf-spectacular post-processing: ``agent_id`` path parameters list the registered agents."""
+    from agents.registry import get_mastra
+
+    ids = sorted(get_mastra().get_agents())
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("in") == "path" and parameter.get("name") == "agent_id":
+                    parameter["schema"] = {"type": "string", "enum": ids}
+    return result
