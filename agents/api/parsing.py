@@ -20,10 +20,8 @@ def body_limit() -> int:
     return settings.MASTRA_API_MAX_BODY
 
 
-def json_body(request) -> dict:
-    """The request's JSON object (``{}`` for an empty body). ``body_too_large`` (413) past the limit,
-    ``invalid_json`` (400) for bytes that are not JSON, ``invalid_body`` (400) for JSON that is not
-    an object."""
+def raw_body(request) -> bytes:
+    """The request's bytes; ``body_too_large`` (413) past ``MASTRA_API_MAX_BODY``."""
     limit = body_limit()
     declared = request.META.get("CONTENT_LENGTH") or ""
     if declared.isdigit() and int(declared) > limit:
@@ -34,6 +32,12 @@ def json_body(request) -> dict:
         raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large") from None
     if len(raw) > limit:
         raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large")
+    return raw
+
+
+def json_object(raw: bytes) -> dict:
+    """``raw`` as a JSON object (``{}`` when empty): ``invalid_json`` (400) for bytes that are not
+    JSON, ``invalid_body`` (400) for JSON that is not an object."""
     if not raw.strip():
         return {}
     try:
@@ -43,6 +47,11 @@ def json_body(request) -> dict:
     if not isinstance(data, dict):
         raise ApiError("the body must be a JSON object", code="invalid_body")
     return data
+
+
+def json_body(request) -> dict:
+    """The request's JSON object (:func:`raw_body`, then :func:`json_object`)."""
+    return json_object(raw_body(request))
 
 
 def optional_str(data: dict, name: str) -> str | None:

@@ -21,6 +21,7 @@ EXPECTED_OPERATIONS = {
     "GET /api/memory/threads/{thread_id}", "PATCH /api/memory/threads/{thread_id}",
     "DELETE /api/memory/threads/{thread_id}", "GET /api/memory/threads/{thread_id}/messages",
     "GET /api/notifications", "PATCH /api/notifications/{record_id}",
+    "POST /api/webhooks/github/{name}", "POST /api/webhooks/slack/{name}",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
