@@ -1,6 +1,9 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # HTTP API (agents.api, docs/api.md) and the webhooks that feed the inbox (inbox.webhooks)
+    path("api/webhooks/", include("inbox.webhooks.urls")),
+    path("api/", include("agents.api.urls")),
 ]
