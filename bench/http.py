@@ -16,9 +16,9 @@ Cases (keep-alive HTTP/1.1 connections, one per client, from this process):
   send      ``--clients`` clients each POST ``send-message`` to a new thread every time (each wakes
             an idle thread) for ``--seconds``: requests/s, p50 / p99 (the run goes on after the answer).
   sse       ``--threads`` threads × ``--subscribers`` subscribers (SSE connections), then
-            ``--rounds`` rounds of one ``send-message`` to every thread at once. Latency of a chunk:
-            from the moment its thread's message was sent to the moment a subscriber reads it; p50 /
-            p99 over every chunk × subscriber, and the same for each run's ``finish`` chunk.
+            ``--rounds`` rounds of one ``send-message`` to every thread, ``--rate`` per second. Latency
+            of a chunk: from the moment its thread's message was sent to the moment a subscriber
+            reads it; p50 / p99 over every chunk × subscriber, and the same for each run's ``finish``.
 
 Each case prints one JSON line (server, case, n, per_s, p50_ms, p99_ms, rss_mb of the server after
 the case, max_rss_mb). With both servers, one ``ratio`` line per case: django / mastra requests/s (and
@@ -297,7 +297,7 @@ async def case_sse(server, headers, args) -> dict:
                     if chunk.get("type") == "finish":
                         finish_latency.append(now - started)
                         finishes += 1
-                        if finishes >= expected:
+                        if finishes >= expected * args.rounds:
                             finished.set()
         finally:
             connection.close()
@@ -310,29 +310,26 @@ async def case_sse(server, headers, args) -> dict:
             readies.append(ready)
             tasks.append(asyncio.create_task(subscriber(thread_id, ready)))
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    senders = [Connection(server.port, headers) for _ in threads]
+    sender = Connection(server.port, headers)
+    # one send-message every 1/rate s, thread after thread: a steady load (below what either
+    # server can take) so that latencies show delivery to subscribers, not a queue of wakes
     for _ in range(args.rounds):
-        finished.clear()
-        finishes = 0
-
-        async def send(connection: Connection, thread_id: str) -> None:
-            sent_at[thread_id] = time.monotonic()
-            status, body = await connection.request("POST", "/api/agents/echo/send-message", {
+        for thread_id in threads:
+            started = time.monotonic()
+            sent_at[thread_id] = started
+            status, body = await sender.request("POST", "/api/agents/echo/send-message", {
                 "message": "hello", "resourceId": server.resource, "threadId": thread_id})
             if status != 200:
                 raise RuntimeError(f"send-message answered {status}: {body[:200]!r}")
-
-        await asyncio.gather(*(send(c, t) for c, t in zip(senders, threads)))
-        try:
-            await asyncio.wait_for(finished.wait(), 30)
-        except asyncio.TimeoutError:
-            pass
-        await asyncio.sleep(0.2)
+            await asyncio.sleep(max(0.0, started + 1 / args.rate - time.monotonic()))
+    try:
+        await asyncio.wait_for(finished.wait(), 30)
+    except asyncio.TimeoutError:
+        pass
+    sender.close()
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    for connection in senders:
-        connection.close()
     return {"n": len(chunk_latency), "subscribers": len(tasks), "threads": len(threads),
             "finishes": len(finish_latency), "finishes_expected": expected * args.rounds,
             "p50_ms": round(percentile(chunk_latency, 0.5) * 1000, 1),
@@ -365,7 +362,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--threads", type=int, default=50)
     parser.add_argument("--subscribers", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rate", type=float, default=20, help="send-messages per second in the sse case")
     parser.add_argument("--servers", default="django,mastra")
     parser.add_argument("--cases", default="generate,send,sse")
     parser.add_argument("--mastra-dir", type=Path, default=DEFAULT_MASTRA_DIR)
