@@ -1,4 +1,4 @@
-"""The agent ``bench/http.py`` serves (``MASTRA=bench.http_site:mastra``): ``echo`` on ``local/echo``
+"""The agent ``bench/http_api.py`` serves (``MASTRA=bench.http_site:mastra``): ``echo`` on ``local/echo``
 with memory, as the ``echo`` agent of Mastra's reference server."""
 
 from agents.memory import Memory

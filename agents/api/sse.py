@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
@@ -25,9 +25,12 @@ def keepalive_interval() -> float:
     return float(settings.MASTRA_API_KEEPALIVE_S)
 
 
-async def with_keepalive(chunks: AsyncIterator[dict], interval: float) -> AsyncIterator[bytes]:
+async def with_keepalive(chunks: AsyncIterator[dict], interval: float,
+                         drain: Callable[[], list[dict]] | None = None) -> AsyncIterator[bytes]:
     """Events for ``chunks``, with a keep-alive comment after every ``interval`` seconds of silence.
-    The pending read survives a keep-alive (cancelling it would end the source generator)."""
+    The pending read survives a keep-alive (cancelling it would end the source generator).
+    ``drain()``, when given, returns the chunks the source already holds (a thread subscription's
+    ``take_buffered``): they go out in the same write as the chunk just read, each its own event."""
     iterator = chunks.__aiter__()
     pending: asyncio.Future | None = None
     try:
@@ -44,7 +47,11 @@ async def with_keepalive(chunks: AsyncIterator[dict], interval: float) -> AsyncI
                 return
             finally:
                 pending = None
-            yield sse_event(chunk)
+            held = drain() if drain is not None else None
+            if held:
+                yield sse_event(chunk) + b"".join(sse_event(c) for c in held)
+            else:
+                yield sse_event(chunk)
     finally:
         if pending is not None:
             pending.cancel()

@@ -26,7 +26,7 @@ async def subscription_events(subscription):
     thread's chunks, keep-alives in silences; the subscription ends with the connection."""
     try:
         yield CONNECTED
-        async for event in with_keepalive(subscription.stream, keepalive_interval()):
+        async for event in with_keepalive(subscription.stream, keepalive_interval(), subscription.take_buffered):
             yield event
     finally:
         subscription.unsubscribe()

@@ -114,27 +114,18 @@ async def test_filing_a_record(alice: Api, bob: Api):
     assert missing.status_code == 404 and body(missing)["code"] == "notification_not_found"
 
 
-async def test_send_routes_are_throttled_per_user(alice: Api, bob: Api, settings):
-    from django.core.cache import cache
-
-    cache.clear()
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"agent-send": "2/min"}}
+async def test_send_routes_are_throttled_per_user(alice: Api, bob: Api, monkeypatch):
     from rest_framework.throttling import ScopedRateThrottle
 
-    ScopedRateThrottle.THROTTLE_RATES = {"agent-send": "2/min"}
-    try:
-        codes = [(await alice.post("/api/agents/echo/send-message",
-                                   {"message": "x", "threadId": "t1", "ifIdle": {"behavior": "persist"}})).status_code
-                 for _ in range(3)]
-        assert codes == [200, 200, 429]
-        limited = await alice.post("/api/agents/echo/signals", {"signal": {"type": "user", "contents": "x"},
-                                                                "threadId": "t1"})
-        assert limited.status_code == 429 and body(limited)["code"] == "throttled"
-        assert int(limited["Retry-After"]) > 0
-        assert (await bob.post("/api/agents/echo/send-message",
-                               {"message": "x", "threadId": "b1", "ifIdle": {"behavior": "persist"}})).status_code == 200
-    finally:
-        from rest_framework.settings import api_settings
-
-        ScopedRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
-        cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"agent-send": "2/min"})
+    codes = [(await alice.post("/api/agents/echo/send-message",
+                               {"message": "x", "threadId": "t1", "ifIdle": {"behavior": "persist"}})).status_code
+             for _ in range(3)]
+    assert codes == [200, 200, 429]
+    limited = await alice.post("/api/agents/echo/signals", {"signal": {"type": "user", "contents": "x"},
+                                                            "threadId": "t1"})
+    assert limited.status_code == 429 and body(limited)["code"] == "throttled"
+    assert int(limited["Retry-After"]) > 0
+    assert (await alice.get("/api/agents")).status_code == 200  # reads are not limited
+    assert (await bob.post("/api/agents/echo/send-message",
+                           {"message": "x", "threadId": "b1", "ifIdle": {"behavior": "persist"}})).status_code == 200

@@ -10,6 +10,9 @@ from tests.agents.api.conftest import Api, body, sse_chunks
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
+LONG = "\n".join(f"line {n}" for n in range(40))
+
+
 def ends_run(chunk: dict) -> bool:
     return chunk["type"] == "abort" or (chunk["type"] == "finish" and chunk["payload"]["stepResult"]["reason"]
                                         not in ("tool-calls", "suspended"))
@@ -156,7 +159,7 @@ async def test_abort_stops_the_active_run(alice: Api, bob: Api):
     idle = body(await alice.post("/api/agents/slow/threads/abort", {"threadId": "t1"}))
     assert idle == {"aborted": False}
     stream = await subscribe(alice, "t1", agent="slow")
-    await alice.post("/api/agents/slow/send-message", {"message": "a\nb\nc\nd\ne\nf", "threadId": "t1"})
+    await alice.post("/api/agents/slow/send-message", {"message": LONG, "threadId": "t1"})
     await sse_chunks(stream, until=lambda c: c["type"] == "text-delta")
     assert (await bob.post("/api/agents/slow/threads/abort", {"threadId": "t1"})).status_code == 404
     aborted = await alice.post("/api/agents/slow/threads/abort", {"threadId": "t1"})
@@ -167,7 +170,8 @@ async def test_abort_stops_the_active_run(alice: Api, bob: Api):
 
 async def test_the_queue_lists_and_cancels_only_the_threads_own_inputs(alice: Api, bob: Api):
     stream = await subscribe(alice, "t1", agent="slow")
-    await alice.post("/api/agents/slow/send-message", {"message": "a\nb\nc\nd", "threadId": "t1"})
+    # 40 lines at 40 ms each: the run stays active while the test queues, lists and cancels
+    await alice.post("/api/agents/slow/send-message", {"message": LONG, "threadId": "t1"})
     await sse_chunks(stream, until=lambda c: c["type"] == "text-delta")
     first = body(await alice.post("/api/agents/slow/queue-message", {"message": "q1", "threadId": "t1"}))
     second = body(await alice.post("/api/agents/slow/queue-message", {"message": "q2", "threadId": "t1"}))

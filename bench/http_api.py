@@ -1,7 +1,7 @@
 """The HTTP API under load, beside Mastra's own server, in one run.
 
-    .venv/bin/python bench/http.py [--seconds 10] [--clients 50] [--threads 50] [--subscribers 10]
-        [--rounds 5] [--servers django,mastra] [--cases generate,send,sse]
+    .venv/bin/python bench/http_api.py [--seconds 10] [--clients 50] [--threads 50] [--subscribers 10]
+        [--rounds 4] [--rate 20] [--servers django,mastra] [--cases generate,send,sse]
         [--mastra-dir /tmp/mref-x]   (a copy of ../shared/reference/mastra with ``npm ci`` done)
 
 Servers (one process each, started and stopped here, measured one after the other):
@@ -16,9 +16,12 @@ Cases (keep-alive HTTP/1.1 connections, one per client, from this process):
   send      ``--clients`` clients each POST ``send-message`` to a new thread every time (each wakes
             an idle thread) for ``--seconds``: requests/s, p50 / p99 (the run goes on after the answer).
   sse       ``--threads`` threads × ``--subscribers`` subscribers (SSE connections), then
-            ``--rounds`` rounds of one ``send-message`` to every thread at once. Latency of a chunk:
-            from the moment its thread's message was sent to the moment a subscriber reads it; p50 /
-            p99 over every chunk × subscriber, and the same for each run's ``finish`` chunk.
+            ``--rounds`` rounds of one ``send-message`` to every thread, ``--rate`` per second. Latency
+            of a chunk: from the moment its thread's message was sent to the moment a subscriber
+            reads it; p50 / p99 over every chunk × subscriber, and the same for each run's ``finish``.
+  github    (this server only; not in the default cases) ``--clients`` clients posting signed GitHub
+            ``workflow_run`` failures, each a new delivery id, to a low-priority endpoint (stored,
+            coalesced per repository, no run woken) for ``--seconds``: deliveries/s, p50 / p99.
 
 Each case prints one JSON line (server, case, n, per_s, p50_ms, p99_ms, rss_mb of the server after
 the case, max_rss_mb). With both servers, one ``ratio`` line per case: django / mastra requests/s (and
@@ -27,27 +30,20 @@ p99 latencies). Timings are wall clock on a shared machine: the load generator r
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
 
-# run as a script, this file's directory comes first on sys.path, and this module would shadow
-# the standard library's ``http`` package: drop it before anything imports ``http``
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import socket  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(_HERE).parent
+ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MASTRA_DIR = ROOT.parent / "shared" / "reference" / "mastra"
 
 
@@ -169,7 +165,11 @@ class DjangoServer:
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True)
         script = ("from django.contrib.auth import get_user_model; from rest_framework.authtoken.models import Token; "
+                  "from inbox.models import WebhookEndpoint; "
                   "u, _ = get_user_model().objects.get_or_create(username='bench'); "
+                  "WebhookEndpoint.objects.get_or_create(name='bench', defaults=dict(source='github', "
+                  f"secret={WEBHOOK_SECRET!r}, agent_id='echo', resource_id='bench', "
+                  "thread_template='github:{repository}', priority_rules={'ci-status': 'low'})); "
                   "print(Token.objects.get_or_create(user=u)[0].key)")
         token = subprocess.run([python, "manage.py", "shell", "-c", script], cwd=ROOT, env=self.env, check=True,
                                capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -297,7 +297,7 @@ async def case_sse(server, headers, args) -> dict:
                     if chunk.get("type") == "finish":
                         finish_latency.append(now - started)
                         finishes += 1
-                        if finishes >= expected:
+                        if finishes >= expected * args.rounds:
                             finished.set()
         finally:
             connection.close()
@@ -310,29 +310,26 @@ async def case_sse(server, headers, args) -> dict:
             readies.append(ready)
             tasks.append(asyncio.create_task(subscriber(thread_id, ready)))
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    senders = [Connection(server.port, headers) for _ in threads]
+    sender = Connection(server.port, headers)
+    # one send-message every 1/rate s, thread after thread: a steady load (below what either
+    # server can take) so that latencies show delivery to subscribers, not a queue of wakes
     for _ in range(args.rounds):
-        finished.clear()
-        finishes = 0
-
-        async def send(connection: Connection, thread_id: str) -> None:
-            sent_at[thread_id] = time.monotonic()
-            status, body = await connection.request("POST", "/api/agents/echo/send-message", {
+        for thread_id in threads:
+            started = time.monotonic()
+            sent_at[thread_id] = started
+            status, body = await sender.request("POST", "/api/agents/echo/send-message", {
                 "message": "hello", "resourceId": server.resource, "threadId": thread_id})
             if status != 200:
                 raise RuntimeError(f"send-message answered {status}: {body[:200]!r}")
-
-        await asyncio.gather(*(send(c, t) for c, t in zip(senders, threads)))
-        try:
-            await asyncio.wait_for(finished.wait(), 30)
-        except asyncio.TimeoutError:
-            pass
-        await asyncio.sleep(0.2)
+            await asyncio.sleep(max(0.0, started + 1 / args.rate - time.monotonic()))
+    try:
+        await asyncio.wait_for(finished.wait(), 30)
+    except asyncio.TimeoutError:
+        pass
+    sender.close()
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    for connection in senders:
-        connection.close()
     return {"n": len(chunk_latency), "subscribers": len(tasks), "threads": len(threads),
             "finishes": len(finish_latency), "finishes_expected": expected * args.rounds,
             "p50_ms": round(percentile(chunk_latency, 0.5) * 1000, 1),
@@ -341,7 +338,68 @@ async def case_sse(server, headers, args) -> dict:
             "finish_p99_ms": round(percentile(finish_latency, 0.99) * 1000, 1)}
 
 
-CASES = {"generate": case_generate, "send": case_send, "sse": case_sse}
+WEBHOOK_SECRET = "bench-secret"
+
+
+def signed_delivery(n: int) -> tuple[bytes, dict]:
+    """A GitHub ``workflow_run`` failure (one of 50 repositories) and its headers."""
+    import hashlib
+    import hmac
+
+    body = json.dumps({"action": "completed", "repository": {"full_name": f"acme/repo-{n % 50}"},
+                       "workflow_run": {"id": n, "name": "Build", "head_branch": "main", "conclusion": "failure",
+                                        "head_sha": "acb5820c", "html_url": f"https://github.com/acme/runs/{n}"}}).encode()
+    signature = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return body, {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": uuid.uuid4().hex,
+                  "X-Hub-Signature-256": signature}
+
+
+async def case_github(server, headers, args) -> dict:
+    """``--clients`` clients posting signed failed-CI deliveries (each a new delivery id, low priority:
+    stored and coalesced per repository, no run woken) for ``--seconds``."""
+    if server.name != "django":
+        return {"n": 0, "skipped": "Mastra's server has no webhooks"}
+    latencies: list[float] = []
+    errors = 0
+    counter = 0
+    stop_at = time.monotonic() + 1.0 + args.seconds
+    measure_from = time.monotonic() + 1.0
+
+    async def client() -> None:
+        nonlocal errors, counter
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        try:
+            while time.monotonic() < stop_at:
+                counter += 1
+                body, extra = signed_delivery(counter)
+                head = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+                started = time.monotonic()
+                writer.write((f"POST /api/webhooks/github/bench HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{head}\r\n").encode()
+                             + body)
+                status = int((await reader.readline()).split()[1])
+                length = 0
+                while (line := await reader.readline()) not in (b"\r\n", b""):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                await reader.readexactly(length)
+                if status != 200:
+                    errors += 1
+                elif started >= measure_from:
+                    latencies.append(time.monotonic() - started)
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(client() for _ in range(args.clients)))
+    return {"n": len(latencies), "errors": errors, "per_s": round(len(latencies) / args.seconds, 1),
+            "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1)}
+
+
+async def case_agents(server, headers, args) -> dict:
+    return await closed_loop(server, headers, args.clients, args.seconds, lambda: ("GET", "/api/agents/echo", None))
+
+
+CASES = {"generate": case_generate, "send": case_send, "sse": case_sse, "github": case_github, "agents": case_agents}
 
 
 async def run_server(server, cases: list[str], args) -> dict[str, dict]:
@@ -365,7 +423,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--threads", type=int, default=50)
     parser.add_argument("--subscribers", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rate", type=float, default=20, help="send-messages per second in the sse case")
     parser.add_argument("--servers", default="django,mastra")
     parser.add_argument("--cases", default="generate,send,sse")
     parser.add_argument("--mastra-dir", type=Path, default=DEFAULT_MASTRA_DIR)
