@@ -9,6 +9,7 @@ from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from .legacy_options import legacy_options_apply
 from .limits import current_limits
 from .naming import snake_case, snake_keys
+from .option_checks import surface_options_check
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -168,6 +169,7 @@ def validate_options(options: dict) -> dict:
     po = options.get("provider_options")
     if po is not None and not isinstance(po, dict):
         raise AgentConfigError("options.provider_options", "must be a dict of {provider: {option: value}}")
+    surface_options_check(options)
     return options
 
 

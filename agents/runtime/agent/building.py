@@ -12,6 +12,7 @@ from ..errors import AgentConfigError, RequestContextError
 from ..messages import new_id, normalize_messages, now_iso, system_messages, text_of
 from ..naming import snake_keys
 from ..options import validate_options
+from ..processors import processors_flatten
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
@@ -113,10 +114,10 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         memory=memory, remembered=remembered, abort_signal=abort_signal,
         request_context=request_context, run_store=get_run_store(),
         # a call's processors replace the agent's, also when the list is empty (Mastra's ``??``)
-        input_processors=list(options["input_processors"] if options.get("input_processors") is not None
-                              else processors_static(agent.input_processors, request_context)),
-        output_processors=list(options["output_processors"] if options.get("output_processors") is not None
-                               else processors_static(agent.output_processors, request_context)),
+        input_processors=processors_flatten(options["input_processors"] if options.get("input_processors") is not None
+                                            else processors_static(agent.input_processors, request_context)),
+        output_processors=processors_flatten(options["output_processors"] if options.get("output_processors") is not None
+                                             else processors_static(agent.output_processors, request_context)),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
         resolve_model=resolve_model,
     )

@@ -16,6 +16,7 @@ from ..messages import system_messages
 from ..naming import snake_keys
 from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
+from ..processors import processors_check
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -86,8 +87,8 @@ class Agent:
             raise AgentConfigError("memory", "must be a Memory instance (agents.memory.Memory)")
         self.memory = memory
         for field, value in (("input_processors", input_processors), ("output_processors", output_processors)):
-            if value is not None and not callable(value) and not isinstance(value, (list, tuple)):
-                raise AgentConfigError(field, "must be a list of processors")
+            if value is not None and not callable(value):
+                processors_check(value, field)
         self.input_processors = input_processors or []
         self.output_processors = output_processors or []
         if not isinstance(max_processor_retries, int) or isinstance(max_processor_retries, bool) or max_processor_retries < 0:

@@ -10,8 +10,8 @@ from ..errors import StructuredOutputError
 from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
-from . import structured
-from .hooks import TripWire, maybe_await
+from . import processing, structured
+from .hooks import maybe_await
 from .payloads import chunk_request, chunk_response
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ async def finalize(run: Any) -> GenerateResult:
         except StructuredOutputError as exc:
             await run.finish_error(exc)
     if run.output_processors and run.finish_reason != "suspended":
-        text = await _output_processors(run, text)
+        text = await processing.output_result_run(run, text)
     settle = run.hooks.settle if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
     if save and settle is None:
@@ -57,22 +57,6 @@ async def finalize(run: Any) -> GenerateResult:
         except Exception:
             logger.exception("on_finish of run %s raised", run.run_id)
     return result
-
-
-async def _output_processors(run: Any, text: str) -> str:
-    for processor in run.output_processors:
-        hook = getattr(processor, "process_output_result", None)
-        if hook is None:
-            continue
-        try:
-            changed = await maybe_await(hook(messages=run.response_messages, text=text,
-                                             abort=run.processor_abort(processor)))
-            if isinstance(changed, str):
-                text = changed
-        except TripWire as trip:
-            run.tripwire = trip.to_dict()
-            await run.send(run.chunk("tripwire", {"reason": trip.reason}))
-    return text
 
 
 def build_result(run: Any, text: str) -> GenerateResult:

@@ -22,7 +22,7 @@ from ..redaction import redact_text
 from ..results import GenerateResult, StepResult, Usage
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
-from . import ending, step, suspended, tool_phase
+from . import ending, processing, step, suspended, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
 
@@ -80,6 +80,7 @@ class Run:
         self.done_results: list[dict] = []  # tool-result parts of the current step
         self.decisions: dict[str, str] = {}  # tool_call_id -> approved | declined
         self.processor_retries = 0
+        self.processor_states: dict[int, dict] = {}  # each processor's ``state`` for this run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
@@ -91,21 +92,11 @@ class Run:
         return {"type": type_, "runId": self.run_id, "from": FROM, "payload": payload if payload is not None else {}}
 
     async def send(self, chunk: dict) -> None:
-        for processor in self.output_processors:
-            hook = getattr(processor, "process_output_stream", None)
-            if hook is not None:
-                chunk = await maybe_await(hook(chunk=chunk, abort=self.processor_abort(processor)))
-                if chunk is None:
-                    return
-        result = self.emit(chunk)
-        if result is not None and inspect.isawaitable(result):
-            await result
-
-    def processor_abort(self, processor: Any) -> Callable:
-        """The ``abort(reason, retry=..., metadata=...)`` a processor's hooks receive."""
-        def abort(reason: str = "blocked", *, retry: bool = False, metadata: Any = None):
-            raise TripWire(reason, retry=retry, metadata=metadata, processor_id=getattr(processor, "id", None))
-        return abort
+        chunks = await processing.output_stream_run(self, chunk) if self.output_processors else [chunk]
+        for item in chunks:
+            result = self.emit(item)
+            if result is not None and inspect.isawaitable(result):
+                await result
 
     # -- the loop -----------------------------------------------------------------------------
     async def execute(self, *, resuming: bool = False) -> GenerateResult:
@@ -123,7 +114,7 @@ class Run:
             if resuming:
                 await tool_phase.finish_tool_phase(self)
             else:
-                await self.run_input_processors()
+                await processing.input_run(self)
                 await self.step_with_retries()
             while self.finish_reason != "suspended" and self.steps and self.steps[-1].is_continued:
                 await self.step_with_retries()
@@ -138,9 +129,8 @@ class Run:
         except AbortError as exc:
             await self.finish_aborted(reason=exc.message)
         except TripWire as trip:
-            self.tripwire = trip.to_dict()
             self.finish_reason = "other"
-            await self.send(self.chunk("tripwire", {"reason": trip.reason, "processorId": trip.processor_id}))
+            await processing.tripwire_record(self, trip)
         except MastraError as exc:
             await self.finish_error(exc)
         except Exception as exc:  # a bug in a callback or provider: end the run, keep the process
@@ -161,15 +151,6 @@ class Run:
                 self.processor_retries += 1
                 self.messages.append({"id": new_id(), "role": "user", "content": trip.reason,
                                       "createdAt": now_iso(), "type": "processor-feedback"})
-
-    async def run_input_processors(self) -> None:
-        for processor in self.input_processors:
-            hook = getattr(processor, "process_input", None)
-            if hook is not None:
-                result = await maybe_await(hook(messages=self.messages, abort=self.processor_abort(processor),
-                                                request_context=self.request_context))
-                if result is not None:
-                    self.messages[:] = list(result)
 
     async def end_step(self, step_result: StepResult) -> None:
         """Settle whether the run goes on (``is_continued``), then send ``step-finish``.

@@ -1,0 +1,20 @@
+"""Checks of the call options whose feature lives in its own package (processors, delegation,
+scoring, tracing); ``options.validate_options`` calls :func:`surface_options_check` last."""
+
+from __future__ import annotations
+
+from .errors import AgentConfigError
+from .processors import processors_check
+
+
+def surface_options_check(options: dict) -> None:
+    """Raise :class:`AgentConfigError` naming the option when one of them has a bad shape."""
+    for name in ("input_processors", "output_processors"):
+        if options.get(name) is not None:
+            options[name] = processors_check(options[name], f"options.{name}")
+    retries = options.get("max_processor_retries")
+    if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
+        raise AgentConfigError("options.max_processor_retries", "must be a non-negative integer")
+
+
+__all__ = ["surface_options_check"]
