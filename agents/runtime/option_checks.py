@@ -3,6 +3,7 @@ scoring, tracing); ``options.validate_options`` calls :func:`surface_options_che
 
 from __future__ import annotations
 
+from .delegation import delegation_check
 from .errors import AgentConfigError
 from .processors import processors_check
 
@@ -12,6 +13,8 @@ def surface_options_check(options: dict) -> None:
     for name in ("input_processors", "output_processors"):
         if options.get(name) is not None:
             options[name] = processors_check(options[name], f"options.{name}")
+    if options.get("delegation") is not None:
+        options["delegation"] = delegation_check(options["delegation"])
     retries = options.get("max_processor_retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise AgentConfigError("options.max_processor_retries", "must be a non-negative integer")

@@ -17,7 +17,7 @@ from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
 from ..storage import get_run_store
-from ..tools import Tool, ToolValidationError, create_tool
+from ..tools import ToolValidationError
 from .config import check_tools
 from .title import title_generate_soon
 
@@ -170,20 +170,5 @@ def processors_static(processors: Any, request_context: dict) -> list:
     return list(processors or [])
 
 
-def agent_tool(sub: Any) -> Tool:
-    """A tool that delegates a task to the sub-agent ``sub`` (``Agent(agents={...})``)."""
-    async def execute(input: dict, context) -> dict:
-        result = await sub.generate(input["prompt"], abort_signal=context.abort_signal,
-                                    request_context=context.request_context)
-        if result.error is not None:
-            raise RuntimeError(f"sub-agent {sub.id!r} failed: {result.error}")
-        return {"text": result.text}
-
-    return create_tool(id=f"agent-{sub.id}", description=sub.description or f"Delegate a task to the {sub.name} agent.",
-                       input_schema={"type": "object", "properties": {"prompt": {"type": "string"}},
-                                     "required": ["prompt"]},
-                       execute=execute)
-
-
-__all__ = ["agent_tool", "message_strip", "noop", "options_merge", "processors_static", "run_after", "run_build",
+__all__ = ["message_strip", "noop", "options_merge", "processors_static", "run_after", "run_build",
            "run_execute", "run_parts"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..delegation import sub_agent_tool
 from ..errors import AgentConfigError
 from ..ids import MAX_AGENT_ID, id_check
 from ..memory import BaseMemory
@@ -24,7 +25,7 @@ from ..threads import ThreadSubscription
 from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
 from .approvals import resume_output
-from .building import agent_tool, noop, options_merge, run_build, run_execute
+from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_tools, validate_editor
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
                          thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
@@ -134,7 +135,7 @@ class Agent:
         if callable(agents):
             agents = await maybe_await(agents(request_context or {}))
         for key, sub in (agents or {}).items():
-            tools[f"agent-{key}"] = agent_tool(sub)
+            tools[f"agent-{key}"] = sub_agent_tool(key, sub)
         return tools
 
     def get_model(self, request_context: dict | None = None) -> Any:

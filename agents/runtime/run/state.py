@@ -81,6 +81,8 @@ class Run:
         self.decisions: dict[str, str] = {}  # tool_call_id -> approved | declined
         self.processor_retries = 0
         self.processor_states: dict[int, dict] = {}  # each processor's ``state`` for this run
+        self.stop_requested = False  # no model step after the current one (a delegation's bail)
+        self.after_tools: list[dict] = []  # messages for memory after the step's tool results
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
@@ -184,7 +186,7 @@ class Run:
         last = self.steps[-1]
         wants_more = (last.finish_reason == "tool-calls" and bool(last.tool_results)
                       and not tool_phase.client_calls_pending(last))
-        stop = False
+        stop = self.stop_requested
         stop_when = self.options.get("stop_when")
         if stop_when is not None:
             conditions = stop_when if isinstance(stop_when, (list, tuple)) else [stop_when]
@@ -214,6 +216,15 @@ class Run:
             took_input = await self.drain()
         last.is_continued = (wants_more or took_input) and not stop and len(self.steps) < max_steps
         return last.is_continued, took_input
+
+    def request_stop(self) -> None:
+        """End the run after the current step and its tools (``bail()`` of a delegation)."""
+        self.stop_requested = True
+
+    def remember_after_tools(self, message: dict) -> None:
+        """Keep ``message`` for memory after the current step's tool results (not shown to the
+        model in this run)."""
+        self.after_tools.append(message)
 
     def add_message(self, message: dict) -> None:
         """A message of this run: sent to the model from the next step on and kept in the response."""

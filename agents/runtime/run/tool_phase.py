@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..delegation import SubAgentTool, delegation_seam
 from ..errors import AbortError
 from ..messages import new_id, now_iso
 from ..results import StepResult
@@ -63,6 +64,9 @@ async def finish_tool_phase(run: Any) -> None:
         content = sorted(run.done_results, key=lambda p: order.get(p["toolCallId"], 0))
         run.add_message({"id": new_id(), "role": "tool", "content": content, "createdAt": now_iso()})
         run.done_results = []
+    if run.after_tools:  # e.g. delegation feedback: kept for memory after the tool results
+        run.response_messages.extend(run.after_tools)
+        run.after_tools = []
     await run.end_step(step)
 
 
@@ -95,6 +99,10 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         await record_error(run, step, cid, name, p["argsError"])
         return
     if tool is None:
+        subs = [n[len("agent-"):] for n, t in run.tools.items() if isinstance(t, SubAgentTool)]
+        if name.startswith("agent-") and subs:
+            await record_error(run, step, cid, name, f"unknown sub-agent {name[len('agent-'):]!r}; sub-agents: {', '.join(subs)}")
+            return
         await record_error(run, step, cid, name, f"unknown tool {name!r}; available: {', '.join(run.tools) or 'none'}")
         return
     if tool.execute is None:  # client tool: the caller runs it; the run ends with tool-calls
@@ -107,7 +115,8 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
                           thread_id=run.memory and run.memory.get("thread_id"),
                           resource_id=run.memory and run.memory.get("resource_id"),
                           request_context=run.request_context, abort_signal=run.abort_signal,
-                          agent=run.agent, send_signal=run.send_signal)
+                          agent=run.agent, send_signal=run.send_signal,
+                          delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None)
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
