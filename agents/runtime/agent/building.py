@@ -12,7 +12,7 @@ from ..errors import AgentConfigError, RequestContextError
 from ..messages import new_id, normalize_messages, now_iso, system_messages, text_of
 from ..naming import snake_keys
 from ..options import validate_options
-from ..processors import processors_flatten
+from ..processors import processors_check, processors_flatten
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
@@ -115,9 +115,11 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         request_context=request_context, run_store=get_run_store(),
         # a call's processors replace the agent's, also when the list is empty (Mastra's ``??``)
         input_processors=processors_flatten(options["input_processors"] if options.get("input_processors") is not None
-                                            else processors_static(agent.input_processors, request_context)),
+                                            else await processors_resolve(agent.input_processors, request_context,
+                                                                          "input_processors")),
         output_processors=processors_flatten(options["output_processors"] if options.get("output_processors") is not None
-                                             else processors_static(agent.output_processors, request_context)),
+                                             else await processors_resolve(agent.output_processors, request_context,
+                                                                           "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
         resolve_model=resolve_model,
     )
@@ -163,12 +165,13 @@ def message_strip(message: dict) -> dict:
     return out
 
 
-def processors_static(processors: Any, request_context: dict) -> list:
-    """The agent's processors (a list, or a callable of the request context)."""
+async def processors_resolve(processors: Any, request_context: dict, field: str) -> list:
+    """The agent's processors: a list, or a callable of the request context (sync or async)
+    returning one (checked like a list given to the constructor)."""
     if callable(processors):
-        return list(processors(request_context))
+        return processors_check(await maybe_await(processors(request_context)), field)
     return list(processors or [])
 
 
-__all__ = ["message_strip", "noop", "options_merge", "processors_static", "run_after", "run_build",
+__all__ = ["message_strip", "noop", "options_merge", "processors_resolve", "run_after", "run_build",
            "run_execute", "run_parts"]

@@ -134,6 +134,8 @@ class Agent:
         agents = self._agents
         if callable(agents):
             agents = await maybe_await(agents(request_context or {}))
+            if not isinstance(agents, dict) or not all(isinstance(a, Agent) for a in agents.values()):
+                raise AgentConfigError("agents", "the callable must return a dict of {name: Agent}")
         for key, sub in (agents or {}).items():
             tools[f"agent-{key}"] = sub_agent_tool(key, sub)
         return tools
