@@ -15,6 +15,9 @@ def surface_options_check(options: dict) -> None:
             options[name] = processors_check(options[name], f"options.{name}")
     if options.get("delegation") is not None:
         options["delegation"] = delegation_check(options["delegation"])
+    auto = options.get("auto_resume_suspended_tools")
+    if auto is not None and not isinstance(auto, bool):
+        raise AgentConfigError("options.auto_resume_suspended_tools", "must be a bool")
     retries = options.get("max_processor_retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise AgentConfigError("options.max_processor_retries", "must be a non-negative integer")

@@ -32,7 +32,7 @@ UNSUPPORTED_AGENT_OPTIONS = frozenset({
 })
 NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
 # -- the rest of Mastra's Agent surface (legacy names, processors, delegation, scoring, tracing) --
-SURFACE_OPTIONS = frozenset({"output", "delegation"})
+SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tools"})
 OPTION_NAMES = OPTION_NAMES | SURFACE_OPTIONS
 UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
 #: constructor options rejected for good (not "yet"), with the reason

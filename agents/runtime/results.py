@@ -131,4 +131,8 @@ class GenerateResult:
 def _camel_suspend(payload: dict | None) -> dict | None:
     if payload is None:
         return None
-    return {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}
+    out = {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}
+    if "suspend_payload" in payload:  # a tool that suspended itself (not an approval)
+        out["suspendPayload"] = payload["suspend_payload"]
+        out["resumeSchema"] = payload.get("resume_schema")
+    return out

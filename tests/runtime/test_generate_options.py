@@ -42,7 +42,6 @@ async def test_unknown_option_is_rejected_before_any_model_call():
 @pytest.mark.parametrize("name, field", [
     ("scorers", "options.scorers"), ("isTaskComplete", "options.is_task_complete"),
     ("tracingOptions", "options.tracing_options"),
-    ("autoResumeSuspendedTools", "options.auto_resume_suspended_tools"),
     ("returnScorerData", "options.return_scorer_data"), ("telemetry", "options.telemetry"),
     ("tracingContext", "options.tracing_context"), ("versions", "options.versions"),
 ])

@@ -32,10 +32,13 @@ async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str
     return parts
 
 
-async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict) -> AgentOutput:
-    """Claim the suspended run and continue it. A thread run continues under the thread's lease
-    (its chunks reach the thread's subscribers); any other run continues here."""
-    parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
+async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict, *,
+                        parts: dict | None = None) -> AgentOutput:
+    """Claim the suspended run and continue it (``parts``: already claimed and built). A thread run
+    continues under the thread's lease (its chunks reach the thread's subscribers); any other run
+    continues here."""
+    if parts is None:
+        parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
     user_on_chunk = snake_keys(options).get("on_chunk")
 
     def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,

@@ -16,6 +16,7 @@ from ..processors import processors_check, processors_flatten
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
+from ..run.suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
 from ..tools import ToolValidationError
 from .config import check_tools
@@ -103,6 +104,13 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         for m in input_messages:
             m["threadId"] = thread_id
             m["resourceId"] = mem_opt["resource"]
+    resumable: list[dict] = []
+    if options.get("auto_resume_suspended_tools"):
+        if memory is None:
+            raise AgentConfigError("options.auto_resume_suspended_tools", "needs memory (a thread to resume in)")
+        resumable = open_suspensions(remembered)
+        if resumable:
+            system = system + [{"role": "system", "content": auto_resume_instructions(resumable)}]
     abort_signal = options.get("abort_signal")
     if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
         raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
@@ -121,7 +129,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                              else await processors_resolve(agent.output_processors, request_context,
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
-        resolve_model=resolve_model,
+        resolve_model=resolve_model, resumable=resumable,
     )
 
 

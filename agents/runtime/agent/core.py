@@ -27,6 +27,7 @@ from ..tools import Schema, Tool
 from .approvals import resume_output
 from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_tools, validate_editor
+from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
                          thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
 
@@ -205,6 +206,18 @@ class Agent:
 
     async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
         output = await resume_output(self, run_id, tool_call_id, "declined", options)
+        return await output.get_full_output()
+
+    # -- tools that suspended themselves -------------------------------------------------------
+    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None,
+                            **options: Any) -> AgentOutput:
+        """Continue a run suspended by a tool's ``suspend(payload)``: the tool runs again with
+        ``context.resume_data`` (checked against its ``resume_schema``)."""
+        return await resume_tool_output(self, resume_data, run_id=run_id, tool_call_id=tool_call_id, options=options)
+
+    async def resume_generate(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None,
+                              **options: Any) -> GenerateResult:
+        output = await resume_tool_output(self, resume_data, run_id=run_id, tool_call_id=tool_call_id, options=options)
         return await output.get_full_output()
 
     # -- threads and signals (DESIGN §3-§4; ``thread_api`` and ``agents.runtime.threads`` do the work) --

@@ -46,7 +46,8 @@ class Run:
                  request_context: dict | None = None, run_store: Any = None,
                  input_processors: list | None = None, output_processors: list | None = None,
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
-                 hooks: ThreadHooks | None = None, suspended_state: dict | None = None):
+                 hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
+                 resumable: list[dict] | None = None):
         self.agent = agent
         self.run_id = run_id
         self.model = model
@@ -83,6 +84,10 @@ class Run:
         self.processor_states: dict[int, dict] = {}  # each processor's ``state`` for this run
         self.stop_requested = False  # no model step after the current one (a delegation's bail)
         self.after_tools: list[dict] = []  # messages for memory after the step's tool results
+        self.suspended_calls: list[tuple[dict, Any]] = []  # (call, payload) of tools that suspended
+        self.suspension: dict | None = None  # the call this run is suspended on (a tool's own suspend)
+        self.resume_data: dict[str, Any] = {}  # tool_call_id -> data the caller resumed it with
+        self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)

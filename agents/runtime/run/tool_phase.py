@@ -13,8 +13,8 @@ from ..delegation import SubAgentTool, delegation_seam
 from ..errors import AbortError
 from ..messages import new_id, now_iso
 from ..results import StepResult
-from ..tools import ToolContext, ToolValidationError, to_jsonable
-from . import ending, suspended
+from ..tools import ToolContext, ToolSuspended, ToolValidationError, to_jsonable
+from . import ending, suspended, suspension
 from .hooks import maybe_await
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
@@ -51,14 +51,19 @@ async def finish_tool_phase(run: Any) -> None:
         if concurrency == 1 or len(pending) == 1:
             pending.pop(0)
             await run_call(run, call, step)
-            continue
-        batch = []
-        while pending and len(batch) < concurrency:
-            c = pending[0]
-            if needs_approval(run, c) and c["payload"]["toolCallId"] not in run.decisions:
-                break
-            batch.append(pending.pop(0))
-        await asyncio.gather(*(run_call(run, c, step) for c in batch))
+        else:
+            batch = []
+            while pending and len(batch) < concurrency:
+                c = pending[0]
+                if needs_approval(run, c) and c["payload"]["toolCallId"] not in run.decisions:
+                    break
+                batch.append(pending.pop(0))
+            await asyncio.gather(*(run_call(run, c, step) for c in batch))
+        if run.suspended_calls:  # a tool suspended itself: it runs again on resume
+            calls, run.suspended_calls = run.suspended_calls, []
+            pending[:0] = [c for c, _ in calls]
+            await suspension.suspend_tool(run, *calls[0])
+            return
     if run.done_results:
         order = {c["payload"]["toolCallId"]: i for i, c in enumerate(step.tool_calls)}
         content = sorted(run.done_results, key=lambda p: order.get(p["toolCallId"], 0))
@@ -107,6 +112,11 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         return
     if tool.execute is None:  # client tool: the caller runs it; the run ends with tool-calls
         return
+    try:
+        args, resume_data = await suspension.auto_resume_args(run, name, args) if run.resumable else (args, None)
+    except ToolValidationError as exc:
+        await record_error(run, step, cid, name, str(exc))
+        return
     hooks = run.options.get("hooks") or {}
     agent_hooks = getattr(run.agent, "hooks", None) or {}
     before = hooks.get("before_tool_call", agent_hooks.get("before_tool_call"))
@@ -116,7 +126,9 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
                           resource_id=run.memory and run.memory.get("resource_id"),
                           request_context=run.request_context, abort_signal=run.abort_signal,
                           agent=run.agent, send_signal=run.send_signal,
-                          delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None)
+                          delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
+                          suspend=suspender(tool), resume_data=resume_data if resume_data is not None
+                          else run.resume_data.get(cid))
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
@@ -127,6 +139,9 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         output = await tool.run(args, context)
     except (asyncio.CancelledError, AbortError):
         raise
+    except ToolSuspended as suspension_:
+        run.suspended_calls.append((call, suspension_.payload))
+        return
     except ToolValidationError as exc:
         message = f"invalid arguments for tool {name!r}: {exc}" if "output" not in str(exc)[:6] else str(exc)
         if after is not None:
@@ -144,6 +159,16 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         await maybe_await(after({"tool_name": name, "input": args, "context": context, "metadata": meta,
                                  "output": output, "error": None}))
     await record_result(run, step, cid, name, output)
+
+
+def suspender(tool: Any):
+    """The ``context.suspend(payload)`` of a call of ``tool``: checks the payload against the tool's
+    ``suspend_schema`` and raises :class:`ToolSuspended` (also when called without ``await``)."""
+    def suspend(payload: Any = None):
+        if tool.suspend_schema is not None:
+            tool.suspend_schema.validate(payload)
+        raise ToolSuspended(payload)
+    return suspend
 
 
 async def record_result(run: Any, step: StepResult, cid: str, name: str, result: Any, *,
