@@ -6,6 +6,7 @@ from __future__ import annotations
 from .delegation import delegation_check
 from .errors import AgentConfigError
 from .processors import processors_check
+from .scoring import task_complete_check
 
 
 def surface_options_check(options: dict) -> None:
@@ -18,6 +19,12 @@ def surface_options_check(options: dict) -> None:
     auto = options.get("auto_resume_suspended_tools")
     if auto is not None and not isinstance(auto, bool):
         raise AgentConfigError("options.auto_resume_suspended_tools", "must be a bool")
+    if options.get("is_task_complete") is not None:
+        options["is_task_complete"] = task_complete_check(options["is_task_complete"])
+    if options.get("scorers") is not None and not isinstance(options["scorers"], dict):
+        raise AgentConfigError("options.scorers", "must be a dict of {name: scorer or {'scorer': ..., 'sampling': ...}}")
+    if options.get("return_scorer_data") is not None and not isinstance(options["return_scorer_data"], bool):
+        raise AgentConfigError("options.return_scorer_data", "must be a bool")
     retries = options.get("max_processor_retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise AgentConfigError("options.max_processor_retries", "must be a non-negative integer")

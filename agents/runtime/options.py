@@ -32,9 +32,12 @@ UNSUPPORTED_AGENT_OPTIONS = frozenset({
 })
 NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
 # -- the rest of Mastra's Agent surface (legacy names, processors, delegation, scoring, tracing) --
-SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tools"})
+SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tools", "is_task_complete", "scorers",
+                             "return_scorer_data"})
 OPTION_NAMES = OPTION_NAMES | SURFACE_OPTIONS
 UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
+SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra"})
+UNSUPPORTED_AGENT_OPTIONS = UNSUPPORTED_AGENT_OPTIONS - SURFACE_AGENT_OPTIONS
 #: constructor options rejected for good (not "yet"), with the reason
 REJECTED_AGENT_OPTIONS = {"voice": "voice (speech input and output) is not part of this runtime; "
                                    "transcribe and synthesise speech around the agent"}

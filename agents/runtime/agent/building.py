@@ -16,6 +16,7 @@ from ..processors import processors_check, processors_flatten
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
+from ..scoring import scorers_check
 from ..run.suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
 from ..tools import ToolValidationError
@@ -111,6 +112,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         resumable = open_suspensions(remembered)
         if resumable:
             system = system + [{"role": "system", "content": auto_resume_instructions(resumable)}]
+    scorers = await scorers_resolve(agent, options, request_context)
     abort_signal = options.get("abort_signal")
     if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
         raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
@@ -129,8 +131,19 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                              else await processors_resolve(agent.output_processors, request_context,
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
-        resolve_model=resolve_model, resumable=resumable,
+        resolve_model=resolve_model, resumable=resumable, scorers=scorers,
     )
+
+
+async def scorers_resolve(agent: Any, options: dict, request_context: dict) -> dict:
+    """The run's scorers: the call's (names refer to the agent's) or the agent's (a dict, or a
+    callable of the request context, sync or async)."""
+    own = agent.scorers
+    if callable(own):
+        own = scorers_check(await maybe_await(own(request_context)), "scorers")
+    if options.get("scorers") is not None:
+        return scorers_check(options["scorers"], "options.scorers", own or {})
+    return own or {}
 
 
 async def run_execute(run: Run, *, resuming: bool = False) -> GenerateResult:

@@ -18,6 +18,7 @@ from ..naming import snake_keys
 from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
 from ..processors import processors_check
+from ..scoring import scorers_check
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -40,7 +41,7 @@ class Agent:
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
-                 **unknown: Any):
+                 scorers: Any = None, mastra: Any = None, **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -104,7 +105,8 @@ class Agent:
             notifications = snake_keys(notifications)
         self.notifications = notifications or {}
         self.editor = validate_editor(editor)
-        self.mastra = None
+        self.scorers = scorers if scorers is None or callable(scorers) else scorers_check(scorers, "scorers")
+        self.mastra = mastra  # set by Mastra.register (Mastra's "injected automatically")
         #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
         self.editor_overrides: dict = {}
 

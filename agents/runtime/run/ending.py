@@ -10,6 +10,7 @@ from ..errors import StructuredOutputError
 from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
+from ..scoring import scorers_start, scoring_data
 from . import processing, structured
 from .hooks import maybe_await
 from .payloads import chunk_request, chunk_response
@@ -56,6 +57,7 @@ async def finalize(run: Any) -> GenerateResult:
             await maybe_await(callback(result))
         except Exception:
             logger.exception("on_finish of run %s raised", run.run_id)
+    scorers_start(run)
     return result
 
 
@@ -75,6 +77,7 @@ def build_result(run: Any, text: str) -> GenerateResult:
         suspend_payload=run.suspend_payload,
         messages=run.remembered + run.input_messages + run.response_messages,
         remembered_messages=run.remembered, error=run.error, tripwire=run.tripwire,
+        scoring_data=scoring_data(run) if run.options.get("return_scorer_data") else None,
     )
 
 

@@ -20,6 +20,7 @@ from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, StepResult, Usage
+from ..scoring import task_completion_check
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
 from . import ending, processing, step, suspended, tool_phase
@@ -47,7 +48,7 @@ class Run:
                  input_processors: list | None = None, output_processors: list | None = None,
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
-                 resumable: list[dict] | None = None):
+                 resumable: list[dict] | None = None, scorers: dict | None = None):
         self.agent = agent
         self.run_id = run_id
         self.model = model
@@ -88,6 +89,7 @@ class Run:
         self.suspension: dict | None = None  # the call this run is suspended on (a tool's own suspend)
         self.resume_data: dict[str, Any] = {}  # tool_call_id -> data the caller resumed it with
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
+        self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
@@ -220,6 +222,9 @@ class Run:
         if not stop and len(self.steps) < max_steps and self.finish_reason != "suspended":
             took_input = await self.drain()
         last.is_continued = (wants_more or took_input) and not stop and len(self.steps) < max_steps
+        if (not last.is_continued and not stop and self.options.get("is_task_complete")
+                and self.finish_reason != "suspended" and not tool_phase.client_calls_pending(last)):
+            last.is_continued = await task_completion_check(self, max_steps)
         return last.is_continued, took_input
 
     def request_stop(self) -> None:
