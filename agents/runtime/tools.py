@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import AgentConfigError
+from .transforms import tool_transform_check
 
 try:  # pydantic is optional for the runtime; JSON Schema dicts work without it.
     import pydantic
@@ -196,7 +197,7 @@ class Tool:
         self.suspend_schema = Schema(suspend_schema, field_name=f"tool {id!r}.suspend_schema") if suspend_schema is not None else None
         self.resume_schema = Schema(resume_schema, field_name=f"tool {id!r}.resume_schema") if resume_schema is not None else None
         #: what display streams and transcripts show of this tool's payloads (``agents.runtime.transforms``)
-        self.transform = transform
+        self.transform = tool_transform_check(transform, f"tool {id!r}.transform")
         self.execute = execute
         self.require_approval = bool(require_approval)
         self.provider_options = provider_options or {}

@@ -19,6 +19,7 @@ from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
 from ..processors import processors_check
 from ..scoring import scorers_check
+from ..transforms import transform_policy_check
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -41,7 +42,7 @@ class Agent:
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
-                 scorers: Any = None, mastra: Any = None, **unknown: Any):
+                 scorers: Any = None, mastra: Any = None, transform: dict | None = None, **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -107,6 +108,7 @@ class Agent:
         self.editor = validate_editor(editor)
         self.scorers = scorers if scorers is None or callable(scorers) else scorers_check(scorers, "scorers")
         self.mastra = mastra  # set by Mastra.register (Mastra's "injected automatically")
+        self.transform = transform_policy_check(transform, "transform")
         #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
         self.editor_overrides: dict = {}
 

@@ -11,6 +11,7 @@ from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
+from ..transforms import transcript_messages
 from . import processing, structured
 from .hooks import maybe_await
 from .payloads import chunk_request, chunk_response
@@ -46,7 +47,7 @@ async def finalize(run: Any) -> GenerateResult:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it
         unsaved = unsaved_messages(run) if save else []
-        await settle(unsaved, record_dict(run))
+        await settle(await transcript_messages(run, unsaved), record_dict(run))
         if run.memory is not None:
             run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
     else:
@@ -95,7 +96,7 @@ async def save_memory(run: Any) -> None:
     if not pending:
         return
     await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
-                                     messages=pending)
+                                     messages=await transcript_messages(run, pending))
     mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
 
 

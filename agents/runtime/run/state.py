@@ -23,6 +23,7 @@ from ..results import GenerateResult, StepResult, Usage
 from ..scoring import task_completion_check
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
+from .. import transforms
 from . import ending, processing, step, suspended, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
@@ -90,6 +91,7 @@ class Run:
         self.resume_data: dict[str, Any] = {}  # tool_call_id -> data the caller resumed it with
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
+        self.transforming = transforms.transforming(self)
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
@@ -101,6 +103,8 @@ class Run:
         return {"type": type_, "runId": self.run_id, "from": FROM, "payload": payload if payload is not None else {}}
 
     async def send(self, chunk: dict) -> None:
+        if self.transforming:  # displays see the transformed tool payloads, the run the real ones
+            chunk = await transforms.display_chunk(self, chunk)
         chunks = await processing.output_stream_run(self, chunk) if self.output_processors else [chunk]
         for item in chunks:
             result = self.emit(item)
