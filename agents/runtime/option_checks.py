@@ -7,6 +7,7 @@ from .delegation import delegation_check
 from .errors import AgentConfigError
 from .processors import processors_check
 from .scoring import task_complete_check
+from .tracing import tracing_context_check, tracing_options_check
 
 
 def surface_options_check(options: dict) -> None:
@@ -25,6 +26,10 @@ def surface_options_check(options: dict) -> None:
         raise AgentConfigError("options.scorers", "must be a dict of {name: scorer or {'scorer': ..., 'sampling': ...}}")
     if options.get("return_scorer_data") is not None and not isinstance(options["return_scorer_data"], bool):
         raise AgentConfigError("options.return_scorer_data", "must be a bool")
+    if options.get("tracing_options") is not None:
+        options["tracing_options"] = tracing_options_check(options["tracing_options"])
+    if options.get("tracing_context") is not None:
+        options["tracing_context"] = tracing_context_check(options["tracing_context"])
     retries = options.get("max_processor_retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise AgentConfigError("options.max_processor_retries", "must be a non-negative integer")

@@ -33,7 +33,7 @@ UNSUPPORTED_AGENT_OPTIONS = frozenset({
 NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
 # -- the rest of Mastra's Agent surface (legacy names, processors, delegation, scoring, tracing) --
 SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tools", "is_task_complete", "scorers",
-                             "return_scorer_data"})
+                             "return_scorer_data", "telemetry", "tracing_options", "tracing_context"})
 OPTION_NAMES = OPTION_NAMES | SURFACE_OPTIONS
 UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
 SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra", "transform"})

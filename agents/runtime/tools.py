@@ -165,6 +165,8 @@ class ToolContext:
     send_signal: Callable | None = None
     #: the supervisor run's side of a sub-agent call (``agents.runtime.delegation.DelegationSeam``)
     delegation: Any = None
+    #: ``{"current_span": span}``: the tool call's span (``create_child_span`` for your own spans)
+    tracing_context: Any = None
 
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).

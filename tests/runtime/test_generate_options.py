@@ -40,9 +40,7 @@ async def test_unknown_option_is_rejected_before_any_model_call():
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name, field", [
-    ("tracingOptions", "options.tracing_options"),
-    ("telemetry", "options.telemetry"),
-    ("tracingContext", "options.tracing_context"), ("versions", "options.versions"),
+    ("versions", "options.versions"),
 ])
 async def test_a_mastra_option_not_supported_yet_says_so(name, field):
     model = ScriptedModel([text_step("ok")])

@@ -19,6 +19,7 @@ from ..run import Run, ThreadHooks, maybe_await
 from ..scoring import scorers_check
 from ..run.suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
+from ..tracing import run_span_open
 from ..tools import ToolValidationError
 from .config import check_tools
 from .title import title_generate_soon
@@ -113,12 +114,15 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         if resumable:
             system = system + [{"role": "system", "content": auto_resume_instructions(resumable)}]
     scorers = await scorers_resolve(agent, options, request_context)
+    run_id = run_id or options.get("run_id") or new_id()
+    span = run_span_open(agent=agent, run_id=run_id, options=options, request_context=request_context,
+                         input=[message_strip(m) for m in input_messages])
     abort_signal = options.get("abort_signal")
     if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
         raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
     descriptions = dict(agent.editor_overrides.get("tool_descriptions") or {})
     return dict(
-        agent=agent, run_id=run_id or options.get("run_id") or new_id(), model=model, system=system,
+        agent=agent, run_id=run_id, model=model, system=system,
         messages=[message_strip(m) for m in remembered] + context + [message_strip(m) for m in input_messages],
         input_messages=input_messages, tools=tools, tool_descriptions=descriptions, options=options,
         memory=memory, remembered=remembered, abort_signal=abort_signal,
@@ -131,7 +135,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                              else await processors_resolve(agent.output_processors, request_context,
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
-        resolve_model=resolve_model, resumable=resumable, scorers=scorers,
+        resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span,
     )
 
 

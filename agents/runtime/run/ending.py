@@ -11,6 +11,7 @@ from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
+from ..tracing import spans_export
 from ..transforms import transcript_messages
 from . import processing, structured
 from .hooks import maybe_await
@@ -59,7 +60,25 @@ async def finalize(run: Any) -> GenerateResult:
         except Exception:
             logger.exception("on_finish of run %s raised", run.run_id)
     scorers_start(run)
+    await trace_end(run, text)
     return result
+
+
+async def trace_end(run: Any, text: str) -> None:
+    """End the run's root span; the run that opened the trace stores and exports its spans."""
+    span = run.span
+    if span is None:
+        return
+    span.end(output=text or None, error=run.error,
+             attributes={"finish_reason": run.finish_reason, "usage": dict(run.usage),
+                         **({"tripwire": run.tripwire["reason"]} if run.tripwire else {})})
+    trace = span.trace
+    if trace.spans[0] is not span:  # a run under another run's span: exported with that run
+        return
+    for other in trace.spans:
+        if other.ended is None:  # e.g. cut by an abort
+            other.end(error=RuntimeError("span not finished when its run ended"))
+    await spans_export([s.to_dict() for s in trace.spans], run.run_store, export=trace.export)
 
 
 def build_result(run: Any, text: str) -> GenerateResult:
@@ -79,6 +98,8 @@ def build_result(run: Any, text: str) -> GenerateResult:
         messages=run.remembered + run.input_messages + run.response_messages,
         remembered_messages=run.remembered, error=run.error, tripwire=run.tripwire,
         scoring_data=scoring_data(run) if run.options.get("return_scorer_data") else None,
+        trace_id=run.span.trace_id if run.span is not None else None,
+        span_id=run.span.span_id if run.span is not None else None,
     )
 
 

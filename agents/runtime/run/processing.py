@@ -30,16 +30,26 @@ async def hook_run(run: Any, processor: Any, name: str, /, **kwargs: Any) -> Any
     if hook is None:
         return NOTHING
     state = run.processor_states.setdefault(id(processor), {})
+    # one span per hook call, but not per streamed chunk
+    span = run.span.create_child_span(name=f"processor: '{processor_id(processor)}' {name}", type="processor",
+                                      attributes={"processor_id": processor_id(processor), "hook": name}
+                                      ) if run.span is not None and name != "process_output_stream" else None
     try:
-        return await maybe_await(hook_call(hook, {**kwargs, "abort": processor_abort(processor), "state": state,
-                                                  "request_context": run.request_context}))
-    except (TripWire, AbortError, asyncio.CancelledError):
-        raise
-    except MastraError:
+        result = await maybe_await(hook_call(hook, {**kwargs, "abort": processor_abort(processor), "state": state,
+                                                    "request_context": run.request_context}))
+    except (TripWire, AbortError, asyncio.CancelledError, MastraError) as exc:
+        if span is not None:
+            span.end(error=exc, attributes={"tripwire": exc.reason} if isinstance(exc, TripWire) else None)
         raise
     except Exception as exc:
-        raise ProcessorError(f"processor {processor_id(processor)!r} failed in {name}: {type(exc).__name__}: {exc}",
-                             details={"processorId": processor_id(processor), "hook": name}) from exc
+        error = ProcessorError(f"processor {processor_id(processor)!r} failed in {name}: {type(exc).__name__}: {exc}",
+                               details={"processorId": processor_id(processor), "hook": name})
+        if span is not None:
+            span.end(error=error)
+        raise error from exc
+    if span is not None:
+        span.end()
+    return result
 
 
 async def input_run(run: Any) -> None:

@@ -49,7 +49,7 @@ class Run:
                  input_processors: list | None = None, output_processors: list | None = None,
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
-                 resumable: list[dict] | None = None, scorers: dict | None = None):
+                 resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None):
         self.agent = agent
         self.run_id = run_id
         self.model = model
@@ -92,6 +92,7 @@ class Run:
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
         self.transforming = transforms.transforming(self)
+        self.span = span  # the run's root span (``agents.runtime.tracing``); None for a bare Run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)

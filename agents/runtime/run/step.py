@@ -67,7 +67,19 @@ async def model_step(run: Any) -> None:
             await compute_state(run, processor, messages, step_number)
     await run.drain_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
-    step = await _stream(run, model, request, step_number)
+    span = run.span.create_child_span(
+        name=f"step: {step_number}", type="model_step", input=request.messages,
+        attributes={"model_id": getattr(model, "model_id", None), "provider": getattr(model, "provider", None)},
+    ) if run.span is not None else None
+    try:
+        step = await _stream(run, model, request, step_number)
+    except BaseException as exc:
+        if span is not None:
+            span.end(error=exc)
+        raise
+    if span is not None:
+        span.end(output={"text": step.text, "tool_calls": [c["payload"] for c in step.tool_calls]},
+                 attributes={"finish_reason": step.finish_reason, "usage": dict(step.usage)})
     run.steps.append(step)
     if step.tool_calls:
         run.pending_calls = list(step.tool_calls)

@@ -117,6 +117,27 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
     except ToolValidationError as exc:
         await record_error(run, step, cid, name, str(exc))
         return
+    span = run.span.create_child_span(
+        name=f"tool: '{name}'", type="delegation" if isinstance(tool, SubAgentTool) else "tool_call", input=args,
+        attributes={"tool_call_id": cid}) if run.span is not None else None
+    try:
+        await _execute(run, step, call, tool, args, resume_data, span)
+    except BaseException as exc:
+        if span is not None:
+            span.end(error=exc)
+        raise
+    if span is not None:
+        last = next((r for r in reversed(run.done_results) if r["toolCallId"] == cid), None)
+        suspended_here = any(c is call for c, _ in run.suspended_calls)
+        span.end(output=last["result"] if last else None,
+                 error=RuntimeError(str(last["result"])) if last and last.get("isError") else None,
+                 attributes={"suspended": True} if suspended_here else None)
+
+
+async def _execute(run: Any, step: StepResult, call: dict, tool: Any, args: Any, resume_data: Any, span: Any) -> None:
+    """Execute one call with the tool hooks around it; its result or error is recorded."""
+    p = call["payload"]
+    cid, name = p["toolCallId"], p["toolName"]
     hooks = run.options.get("hooks") or {}
     agent_hooks = getattr(run.agent, "hooks", None) or {}
     before = hooks.get("before_tool_call", agent_hooks.get("before_tool_call"))
@@ -128,7 +149,8 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
                           agent=run.agent, send_signal=run.send_signal,
                           delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
                           suspend=suspender(tool), resume_data=resume_data if resume_data is not None
-                          else run.resume_data.get(cid))
+                          else run.resume_data.get(cid),
+                          tracing_context={"current_span": span} if span is not None else None)
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
