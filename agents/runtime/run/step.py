@@ -68,7 +68,9 @@ async def model_step(run: Any) -> None:
     await run.drain_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
     span = run.span.create_child_span(
-        name=f"step: {step_number}", type="model_step", input=request.messages,
+        # the system instructions stay out of stored spans, as out of chunks (docs/security.md)
+        name=f"step: {step_number}", type="model_step",
+        input=[m for m in request.messages if m.get("role") != "system"],
         attributes={"model_id": getattr(model, "model_id", None), "provider": getattr(model, "provider", None)},
     ) if run.span is not None else None
     try:
