@@ -36,7 +36,7 @@ SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tool
                              "return_scorer_data", "telemetry", "tracing_options", "tracing_context"})
 OPTION_NAMES = OPTION_NAMES | SURFACE_OPTIONS
 UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
-SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra", "transform"})
+SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra", "transform", "workflows"})
 UNSUPPORTED_AGENT_OPTIONS = UNSUPPORTED_AGENT_OPTIONS - SURFACE_AGENT_OPTIONS
 #: constructor options rejected for good (not "yet"), with the reason
 REJECTED_AGENT_OPTIONS = {"voice": "voice (speech input and output) is not part of this runtime; "

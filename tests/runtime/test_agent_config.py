@@ -99,8 +99,7 @@ def test_a_camel_case_keyword_names_its_snake_case_spelling():
         "defaultOptions", "agent_config_error", "defaultOptions: unknown option (the keyword is 'default_options')")
 
 
-@pytest.mark.parametrize("keyword", ["workflows",
-                                     "default_generate_options_legacy", "defaultStreamOptionsLegacy"])
+@pytest.mark.parametrize("keyword", ["default_generate_options_legacy", "defaultStreamOptionsLegacy"])
 def test_a_mastra_option_not_supported_yet_says_so(keyword):
     with pytest.raises(AgentConfigError) as info:
         Agent(id="a", instructions="x", model=ScriptedModel([]), **{keyword: {}})

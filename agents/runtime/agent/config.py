@@ -14,7 +14,7 @@ AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata
                  "request_context_schema", "notifications", "editor")
 
 # -- the rest of Mastra's Agent surface (scorers, mastra) --
-AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform")
+AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows")
 
 
 def validate_editor(editor: Any) -> Any:

@@ -20,6 +20,7 @@ from ..output import AgentOutput
 from ..processors import processors_check
 from ..scoring import scorers_check
 from ..transforms import transform_policy_check
+from ..workflows import workflows_check
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -42,7 +43,8 @@ class Agent:
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
-                 scorers: Any = None, mastra: Any = None, transform: dict | None = None, **unknown: Any):
+                 scorers: Any = None, mastra: Any = None, transform: dict | None = None, workflows: Any = None,
+                 **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -109,6 +111,7 @@ class Agent:
         self.scorers = scorers if scorers is None or callable(scorers) else scorers_check(scorers, "scorers")
         self.mastra = mastra  # set by Mastra.register (Mastra's "injected automatically")
         self.transform = transform_policy_check(transform, "transform")
+        self._workflows = workflows if workflows is None or callable(workflows) else workflows_check(workflows, "workflows")
         #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
         self.editor_overrides: dict = {}
 
@@ -143,6 +146,11 @@ class Agent:
                 raise AgentConfigError("agents", "the callable must return a dict of {name: Agent}")
         for key, sub in (agents or {}).items():
             tools[f"agent-{key}"] = sub_agent_tool(key, sub)
+        workflows = self._workflows
+        if callable(workflows):
+            workflows = workflows_check(await maybe_await(workflows(request_context or {})), "workflows")
+        for key, workflow in (workflows or {}).items():
+            tools[f"workflow-{key}"] = workflow.tool(key)
         return tools
 
     def get_model(self, request_context: dict | None = None) -> Any:
