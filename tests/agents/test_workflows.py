@@ -123,17 +123,29 @@ def celery_worker_process(redis_url, db_url_for_subprocess, tmp_path):
         proc.kill()
 
 
+def reset_connections() -> None:
+    """Make this process's Celery app connect to the broker and result backend now configured
+    (the app caches both)."""
+    if current_app._pool is not None:
+        current_app._pool.force_close_all()
+        current_app._pool = None
+    current_app.amqp._producer_pool = None
+    current_app._local.__dict__.pop("backend", None)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 async def test_a_long_canvas_suspends_the_run_and_the_worker_resumes_it(celery_worker_process, redis_url):
     proc, log = celery_worker_process
     previous = current_app.conf.broker_url, current_app.conf.result_backend, current_app.conf.task_always_eager
+    reconfigure = (current_app.conf.broker_url, current_app.conf.result_backend) != (redis_url, redis_url)
     current_app.conf.update(broker_url=redis_url, result_backend=redis_url, task_always_eager=False)
-    current_app.pool.force_close_all()
+    if reconfigure:  # this process started without the services' Redis (or with another one)
+        reset_connections()
     try:
         agent = build_agent()
         first = await agent.generate(call("slow", 21), memory={"resource": "u1", "thread": "t-slow"})
-        assert first.finish_reason == "suspended"
+        assert first.finish_reason == "suspended", (first.tool_results, first.text)
         assert first.suspend_payload["suspend_payload"]["workflowId"] == "slow"
 
         def done():
@@ -152,3 +164,5 @@ async def test_a_long_canvas_suspends_the_run_and_the_worker_resumes_it(celery_w
         assert messages[-1].role == "assistant"
     finally:
         current_app.conf.update(broker_url=previous[0], result_backend=previous[1], task_always_eager=previous[2])
+        if reconfigure:
+            reset_connections()
