@@ -166,3 +166,41 @@ async def test_a_long_canvas_suspends_the_run_and_the_worker_resumes_it(celery_w
         current_app.conf.update(broker_url=previous[0], result_backend=previous[1], task_always_eager=previous[2])
         if reconfigure:
             reset_connections()
+
+
+# -- a thread run waiting on a workflow ---------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_thread_run_waiting_on_a_workflow_keeps_its_thread_and_resumes_with_the_result():
+    from agents.models import ThreadLease
+    from tests.agents.thread_harness import bounded, collect, make_agent, settle
+
+    def long_running(input, context):
+        if context.resume_data is None:
+            context.suspend({"workflowId": "report", "taskId": "task-1", "status": "running"})
+        return context.resume_data["result"]
+
+    flow = create_workflow(id="report", execute=long_running, input_schema={"type": "object"})
+    agent = make_agent("reporter", workflows={"report": flow})
+    sub = await agent.subscribe_to_thread(resource_id="u1", thread_id="t1")
+    try:
+        r = await agent.send_message("/tool workflow-report {}", resource_id="u1", thread_id="t1")
+        first = await bounded(r.output.get_full_output())
+        assert first.finish_reason == "suspended"
+        suspended = await collect(sub)
+        assert [c["payload"]["suspendPayload"] for c in suspended if c["type"] == "tool-call-suspended"] == [
+            {"workflowId": "report", "taskId": "task-1", "status": "running"}]
+        lease = await sync_to_async(ThreadLease.objects.get)(thread_id="t1")
+        assert (lease.status, lease.owner_run_id) == ("suspended", r.run_id)
+        waiting = await agent.send_message("any news?", resource_id="u1", thread_id="t1")
+        assert (waiting.action, waiting.run_id) == ("deliver", r.run_id)
+        output = await agent.resume_stream({"result": {"pages": 3}}, run_id=r.run_id)
+        result = await bounded(output.get_full_output())
+        assert result.text == 'echo: tool workflow-report returned {"pages": 3}\necho: any news?'
+        chunks = await collect(sub)
+        assert [c["payload"]["result"] for c in chunks if c["type"] == "tool-result"] == [{"pages": 3}]
+        lease = await sync_to_async(ThreadLease.objects.get)(thread_id="t1")
+        assert lease.owner_run_id is None
+    finally:
+        await settle()
