@@ -17,6 +17,7 @@ from typing import Any
 
 from celery import current_app
 from celery.exceptions import TimeoutError as CeleryTimeout
+from celery.result import result_from_tuple
 
 from agents.registry import get_mastra
 from agents.runtime.errors import ToolApprovalError
@@ -76,8 +77,6 @@ def workflow_watch_start(*, agent_id: str, run_id: str, tool_call_id: str, resul
 
 def workflow_outcome(result: Any) -> dict | None:
     """``{"result": value}`` or ``{"error": message}`` once the canvas is done, else None."""
-    from celery.result import result_from_tuple
-
     async_result = result_from_tuple(result, app=current_app)
     if not async_result.ready():
         return None
