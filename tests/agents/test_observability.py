@@ -80,3 +80,21 @@ async def test_the_run_admin_page_shows_its_scores_and_trace(admin_client):
         listing = await sync_to_async(admin_client.get)(reverse(f"admin:agents_{model}_changelist"))
         assert listing.status_code == 200
     assert await sync_to_async(Run.objects.filter(pk=result.run_id).exists)()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_thread_run_is_traced_and_scored_too():
+    from tests.agents.thread_harness import bounded, make_agent, settle
+
+    agent = make_agent("bot", scorers={"polite": polite()})
+    try:
+        r = await agent.send_message("please help", resource_id="u1", thread_id="t1")
+        result = await bounded(r.output.get_full_output())
+        assert await scoring_drain()
+    finally:
+        await settle()
+    scores, spans = await rows()
+    assert [(s.run_id, s.thread_id, s.score) for s in scores] == [(r.run_id, "t1", 1.0)]
+    assert [(s.type, s.run_id) for s in spans] == [("agent_run", r.run_id), ("model_step", r.run_id)]
+    assert spans[0].trace_id == result.trace_id
