@@ -162,3 +162,18 @@ async def test_a_failing_run_records_the_error_on_its_root_span(run_store):
     assert root["error"] == {"message": "down", "code": "model_error"}
     assert run_store.spans[1]["error"] == {"message": "down", "code": "model_error"}
     assert result.trace_id == root["trace_id"]
+
+
+@pytest.mark.asyncio
+async def test_a_resumed_run_joins_the_trace_of_the_run_it_continues(run_store):
+    ping = create_tool(id="ping", execute=lambda i: "pong", require_approval=True)
+    agent = Agent(id="a", instructions="x", tools={"ping": ping},
+                  model=ScriptedModel([tool_step(("c1", "ping", {})), text_step("done")]))
+    first = await agent.generate("hi")
+    second = await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="c1")
+    assert second.trace_id == first.trace_id
+    roots = [s for s in run_store.spans if s["type"] == "agent_run"]
+    assert [(r["span_id"], r["parent_span_id"]) for r in roots] == [(first.span_id, None),
+                                                                   (second.span_id, first.span_id)]
+    assert [s["name"] for s in run_store.spans] == ["agent run: 'a'", "step: 0", "agent run: 'a'", "tool: 'ping'",
+                                                    "step: 1"]

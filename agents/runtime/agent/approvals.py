@@ -20,6 +20,9 @@ async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str
         raise AgentConfigError("run_id", "run_id and tool_call_id must be strings")
     state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision)
     stored = state.get("options") or {}
+    if state.get("trace"):  # the continuation joins the suspended run's trace
+        stored = {**stored, "tracing_options": {"trace_id": state["trace"]["trace_id"],
+                                                "parent_span_id": state["trace"]["span_id"]}}
     merged = await options_merge(agent, {**stored, **snake_keys(options)})
     merged["request_context"] = merged.get("request_context") or state.get("request_context") or {}
     mem = state.get("memory")

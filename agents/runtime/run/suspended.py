@@ -50,6 +50,8 @@ def to_state(run: Any) -> dict:
                    if k not in ("store", "on_title_generated", "generate_title")} or None,
         "request_context": run.request_context, "started_at": run.started_at,
         "suspension": run.suspension,
+        # the resumed run joins this trace, under this run's root span
+        "trace": {"trace_id": run.span.trace_id, "span_id": run.span.span_id} if run.span is not None else None,
     }
 
 
