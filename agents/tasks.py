@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 #: how long a watcher keeps waiting for a canvas (and for the run to be stored as suspended)
 WATCH_RETRIES = 3600
 WATCH_INTERVAL_S = 1.0
+#: how many times a finished workflow tries to resume a run not (yet) stored as suspended on its call
+RESUME_ATTEMPTS = 30
 RUN_DRAIN_TIMEOUT_S = 600
 
 
@@ -29,12 +31,30 @@ async def _resume(**kwargs) -> bool:
     return resumed
 
 
-@shared_task(bind=True, name="agents.workflow_watch", max_retries=WATCH_RETRIES, ignore_result=True)
-def workflow_watch(self, *, agent_id: str, run_id: str, tool_call_id: str, result) -> bool:
-    """Wait for a workflow's canvas, then resume the run suspended on it."""
+def workflow_watch_step(*, agent_id: str, run_id: str, tool_call_id: str, result, resume_attempts: int) -> str:
+    """One look at a workflow: ``"running"`` (look again later), ``"resumed"``, ``"not-suspended"``
+    (the run is not stored as suspended on the call yet: try again) or ``"dropped"`` (it never was,
+    after ``RESUME_ATTEMPTS`` tries: logged)."""
     outcome = workflow_outcome(result)
     if outcome is None:
-        raise self.retry(countdown=WATCH_INTERVAL_S)
-    if not async_to_sync(_resume)(agent_id=agent_id, run_id=run_id, tool_call_id=tool_call_id, outcome=outcome):
-        raise self.retry(countdown=WATCH_INTERVAL_S)
-    return True
+        return "running"
+    if async_to_sync(_resume)(agent_id=agent_id, run_id=run_id, tool_call_id=tool_call_id, outcome=outcome):
+        return "resumed"
+    if resume_attempts + 1 >= RESUME_ATTEMPTS:
+        logger.error("workflow of run %s ended but the run is not suspended on call %s: result dropped",
+                     run_id, tool_call_id)
+        return "dropped"
+    return "not-suspended"
+
+
+@shared_task(bind=True, name="agents.workflow_watch", max_retries=WATCH_RETRIES, ignore_result=True)
+def workflow_watch(self, *, agent_id: str, run_id: str, tool_call_id: str, result, resume_attempts: int = 0) -> str:
+    """Wait for a workflow's canvas, then resume the run suspended on it (the watcher may start
+    before the run is stored as suspended: it tries again, at most ``RESUME_ATTEMPTS`` times)."""
+    state = workflow_watch_step(agent_id=agent_id, run_id=run_id, tool_call_id=tool_call_id, result=result,
+                                resume_attempts=resume_attempts)
+    if state in ("running", "not-suspended"):
+        raise self.retry(countdown=WATCH_INTERVAL_S, kwargs={
+            "agent_id": agent_id, "run_id": run_id, "tool_call_id": tool_call_id, "result": result,
+            "resume_attempts": resume_attempts + (state == "not-suspended")})
+    return state

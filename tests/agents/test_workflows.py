@@ -204,3 +204,26 @@ async def test_a_thread_run_waiting_on_a_workflow_keeps_its_thread_and_resumes_w
         assert lease.owner_run_id is None
     finally:
         await settle()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_waits_for_the_canvas_and_the_stored_run_then_gives_up(monkeypatch, caplog):
+    from agents import tasks
+
+    outcomes = iter([None, {"result": 4}, {"result": 4}, {"result": 4}, {"result": 4}])
+    resumes = iter([False, True, False, False])
+
+    async def resume(**kwargs):
+        return next(resumes)
+
+    monkeypatch.setattr(tasks, "workflow_outcome", lambda result: next(outcomes))
+    monkeypatch.setattr(tasks, "workflow_run_resume", resume)
+    monkeypatch.setattr(tasks, "RESUME_ATTEMPTS", 2)
+
+    def step(run_id, attempts=0):
+        return tasks.workflow_watch_step(agent_id="planner", run_id=run_id, tool_call_id="c1", result=["id", None],
+                                         resume_attempts=attempts)
+
+    assert [step("r1"), step("r1"), step("r1", 1)] == ["running", "not-suspended", "resumed"]
+    assert [step("r2"), step("r2", 1)] == ["not-suspended", "dropped"]
+    assert "workflow of run r2 ended but the run is not suspended on call c1: result dropped" in caplog.text
