@@ -262,3 +262,13 @@ async def test_return_scorer_data_puts_what_is_scored_in_the_result():
     assert set(result.to_dict()["scoringData"]["input"]) == {"inputMessages", "rememberedMessages", "systemMessages"}
     plain = await Agent(id="a", instructions="x", model=ScriptedModel([text_step("w")])).generate("go")
     assert plain.scoring_data is None and "scoringData" not in plain.to_dict()
+
+
+@pytest.mark.asyncio
+async def test_suppressed_feedback_reaches_the_model_but_not_the_messages():
+    model = ScriptedModel([text_step("draft"), text_step("final")])
+    result = await Agent(id="a", instructions="x", model=model).generate(
+        "write", is_task_complete={"scorers": [has("final")], "suppress_feedback": True})
+    assert model.requests[1].messages[-1]["type"] == "completion-feedback"
+    assert [m.get("type") for m in result.messages] == [None, None, None]
+    assert result.text == "final"

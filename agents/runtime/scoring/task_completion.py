@@ -7,7 +7,8 @@ the first failure (``all``) or success (``any``); ``timeout`` (ms, default 60000
 scorer still running then counts as failed (``errored``) and the result says ``timed_out``. A scorer
 that raises counts as failed with ``errored``. ``on_complete(result)`` is called with the result.
 Not complete and steps left: the feedback (Mastra's "Completion Check Results" text) is added as an
-assistant message and the run goes on. Each check sends an ``is-task-complete`` chunk.
+assistant message and the run goes on; with ``suppress_feedback`` the model sees it but it is kept
+out of the result's messages and memory. Each check sends an ``is-task-complete`` chunk.
 """
 
 from __future__ import annotations
@@ -154,8 +155,12 @@ async def task_completion_check(run: Any, max_steps: int) -> bool:
             await value
     max_reached = iteration >= max_steps
     if not result["complete"]:
-        run.add_message({"id": new_id(), "role": "assistant", "createdAt": now_iso(), "type": "completion-feedback",
-                         "content": [{"type": "text", "text": completion_feedback(result, max_reached)}]})
+        feedback = {"id": new_id(), "role": "assistant", "createdAt": now_iso(), "type": "completion-feedback",
+                    "content": [{"type": "text", "text": completion_feedback(result, max_reached)}]}
+        if config.get("suppress_feedback"):  # the model sees it; the result and memory do not
+            run.messages.append(feedback)
+        else:
+            run.add_message(feedback)
     await run.send(run.chunk("is-task-complete", {
         "iteration": iteration, "passed": result["complete"], "results": [camel_keys(r) for r in result["scorers"]],
         "duration": result["total_duration"], "timedOut": result["timed_out"], "reason": result["completion_reason"],
