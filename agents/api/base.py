@@ -39,6 +39,9 @@ class ApiView(APIView):
         self.request = request
         self.headers = self.default_response_headers
         try:
+            # the site's middleware would check the Host header (ALLOWED_HOSTS); the API's handler
+            # runs none (agents.api.handler), so the view does
+            request._request.get_host()
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)
