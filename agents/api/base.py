@@ -21,8 +21,10 @@ from .errors import exception_response
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
-    return HttpResponse(json.dumps(data, separators=(",", ":"), default=str), status=status,
-                        content_type="application/json")
+    """JSON with its ``Content-Length`` (no middleware sets it on the API's handler)."""
+    content = json.dumps(data, separators=(",", ":"), default=str).encode()
+    return HttpResponse(content, status=status, content_type="application/json",
+                        headers={"Content-Length": str(len(content))})
 
 
 class ApiView(APIView):

@@ -42,6 +42,7 @@ def status_for(code: str) -> int:
 def error_response(code: str, message: str, *, status: int | None = None, headers: dict | None = None) -> JsonResponse:
     response = JsonResponse({"error": message, "code": code, "message": message},
                             status=status or status_for(code))
+    response["Content-Length"] = str(len(response.content))
     for name, value in (headers or {}).items():
         response[name] = value
     return response

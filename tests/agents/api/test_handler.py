@@ -35,6 +35,7 @@ async def test_a_token_signs_in(alice: Api):
     assert list(json.loads(response["body"])) == ["echo", "slow", "plain"]
     headers = dict(response["headers"])
     assert headers[b"Content-Type"] == b"application/json"
+    assert int(headers[b"Content-Length"]) == len(response["body"])
     assert b"X-Frame-Options" not in headers  # no site middleware on the way
 
 
