@@ -1,7 +1,7 @@
 """The HTTP API under load, beside Mastra's own server, in one run.
 
     .venv/bin/python bench/http_api.py [--seconds 10] [--clients 50] [--threads 50] [--subscribers 10]
-        [--rounds 4] [--rate 20] [--servers django,mastra] [--cases generate,send,sse]
+        [--rounds 4] [--rate 20] [--servers django,mastra] [--cases generate,sse,send]
         [--mastra-dir /tmp/mref-x]   (a copy of ../shared/reference/mastra with ``npm ci`` done)
 
 Servers (one process each, started and stopped here, measured one after the other):
@@ -187,7 +187,10 @@ class DjangoServer:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if os.environ.get("BENCH_KEEP"):
+            print(f"kept {self.tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class MastraServer:
@@ -426,7 +429,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--rate", type=float, default=20, help="send-messages per second in the sse case")
     parser.add_argument("--servers", default="django,mastra")
-    parser.add_argument("--cases", default="generate,send,sse")
+    parser.add_argument("--cases", default="generate,sse,send")
     parser.add_argument("--mastra-dir", type=Path, default=DEFAULT_MASTRA_DIR)
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]

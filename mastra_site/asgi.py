@@ -12,9 +12,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
+from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
 
-application = start_with_server(ProtocolTypeRouter({"http": django_asgi_app}))
+# HTTP API: /api/ through its own handler, without the site's (sync) middleware (agents.api.handler)
+application = start_with_server(ProtocolTypeRouter({"http": api_first(django_asgi_app, ApiHandler())}))

@@ -287,7 +287,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication",
                                        "agents.api.auth.BearerTokenAuthentication",
-                                       "rest_framework.authentication.SessionAuthentication"],
+                                       "agents.api.auth.SessionCookieAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"agent-send": env_str("MASTRA_API_SEND_RATE", "600/min")},

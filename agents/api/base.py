@@ -21,8 +21,10 @@ from .errors import exception_response
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
-    return HttpResponse(json.dumps(data, separators=(",", ":"), default=str), status=status,
-                        content_type="application/json")
+    """JSON with its ``Content-Length`` (no middleware sets it on the API's handler)."""
+    content = json.dumps(data, separators=(",", ":"), default=str).encode()
+    return HttpResponse(content, status=status, content_type="application/json",
+                        headers={"Content-Length": str(len(content))})
 
 
 class ApiView(APIView):
@@ -39,6 +41,9 @@ class ApiView(APIView):
         self.request = request
         self.headers = self.default_response_headers
         try:
+            # the site's middleware would check the Host header (ALLOWED_HOSTS); the API's handler
+            # runs none (agents.api.handler), so the view does
+            request._request.get_host()
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import DisallowedHost
 from django.http import JsonResponse
 from rest_framework import exceptions as drf
 
@@ -41,6 +42,7 @@ def status_for(code: str) -> int:
 def error_response(code: str, message: str, *, status: int | None = None, headers: dict | None = None) -> JsonResponse:
     response = JsonResponse({"error": message, "code": code, "message": message},
                             status=status or status_for(code))
+    response["Content-Length"] = str(len(response.content))
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -50,6 +52,8 @@ def exception_response(exc: BaseException) -> JsonResponse:
     """The response for an exception raised while serving a request (DRF's, the runtime's, any)."""
     if isinstance(exc, MastraError):
         return error_response(exc.code, exc.message)
+    if isinstance(exc, DisallowedHost):
+        return error_response("invalid_host", "the Host header is not one of ALLOWED_HOSTS", status=400)
     if isinstance(exc, drf.APIException):
         code = exc.default_code if isinstance(exc.detail, (list, dict)) else getattr(exc.detail, "code", None)
         code = {"not_authenticated": "not_authenticated", "authentication_failed": "authentication_failed",

@@ -16,6 +16,18 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
         return {"type": "http", "scheme": "bearer"}
 
 
+class SessionCookieScheme(OpenApiAuthenticationExtension):
+    """The admin's session cookie (``sessionid``), as DRF's session authentication is described."""
+
+    target_class = "agents.api.auth.SessionCookieAuthentication"
+    name = "cookieAuth"
+
+    def get_security_definition(self, auto_schema):
+        from django.conf import settings
+
+        return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}
+
+
 def body(schema: dict) -> dict:
     return {"application/json": schema}
 

@@ -1,0 +1,36 @@
+"""The API's ASGI handler: Django's request handling for ``/api/``, without the site's middleware.
+
+Under ASGI every middleware of ``settings.MIDDLEWARE`` is a sync one: Django runs each of its hooks
+in a worker thread, one round trip per hook, about fifteen per request, and these round trips were
+most of the cost of an API request (``bench/http_api.py``). The API uses none of them: DRF
+authenticates (:class:`agents.api.auth.SessionCookieAuthentication` loads the session and the user
+itself and checks CSRF as DRF does), and the views set the headers they need.
+"""
+
+from __future__ import annotations
+
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.exception import convert_exception_to_response
+
+
+class ApiHandler(ASGIHandler):
+    """``ASGIHandler`` whose middleware chain is the view alone."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        super().load_middleware(is_async)
+        self._view_middleware = []
+        self._template_response_middleware = []
+        self._exception_middleware = []
+        self._middleware_chain = convert_exception_to_response(
+            self._get_response_async if is_async else self._get_response)
+
+
+def api_first(site, api, prefix: str = "/api/"):
+    """An ASGI app that serves HTTP requests under ``prefix`` with ``api``, everything else with ``site``."""
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith(prefix):
+            return await api(scope, receive, send)
+        return await site(scope, receive, send)
+
+    return app

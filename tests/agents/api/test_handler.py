@@ -1,0 +1,71 @@
+"""The site's ASGI application serves ``/api/`` through the API's handler, without the site's
+middleware: a token and the admin's session cookie both sign in (unsafe methods with a session
+need the CSRF token); every other path keeps the site's middleware."""
+
+import json
+
+import pytest
+from channels.testing import HttpCommunicator
+from django.conf import settings
+from django.test import AsyncClient
+
+from tests.agents.api.conftest import Api
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+async def call(path: str, headers: list, method: str = "GET", body: bytes = b"") -> dict:
+    from mastra_site.asgi import application
+
+    if not any(name == b"host" for name, _ in headers):
+        headers = [(b"host", b"testserver"), *headers]
+    return await HttpCommunicator(application, method, path, body=body, headers=headers).get_response(timeout=10)
+
+
+async def session_cookie() -> str:
+    client = AsyncClient()
+    assert await client.alogin(username="alice", password="pw")
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+async def test_a_token_signs_in(alice: Api):
+    token = alice.headers["Authorization"].encode()
+    response = await call("/api/agents", [(b"authorization", token)])
+    assert response["status"] == 200
+    assert list(json.loads(response["body"])) == ["echo", "slow", "plain"]
+    headers = dict(response["headers"])
+    assert headers[b"Content-Type"] == b"application/json"
+    assert int(headers[b"Content-Length"]) == len(response["body"])
+    assert b"X-Frame-Options" not in headers  # no site middleware on the way
+
+
+async def test_the_admins_session_signs_in_and_posts_need_the_csrf_token(alice: Api):
+    cookie = f"{settings.SESSION_COOKIE_NAME}={await session_cookie()}; csrftoken={'a' * 32}".encode()
+    response = await call("/api/agents", [(b"cookie", cookie)])
+    assert response["status"] == 200
+    body = json.dumps({"messages": "hi"}).encode()
+    refused = await call("/api/agents/echo/generate", [(b"cookie", cookie), (b"content-type", b"application/json")],
+                         "POST", body)
+    assert refused["status"] == 403
+    assert json.loads(refused["body"])["code"] == "permission_denied"
+    accepted = await call("/api/agents/echo/generate", [
+        (b"cookie", cookie), (b"content-type", b"application/json"), (b"x-csrftoken", b"a" * 32),
+        (b"origin", b"http://testserver")], "POST", body)
+    assert accepted["status"] == 200, accepted["body"]
+    assert json.loads(accepted["body"])["text"] == "echo: hi"
+
+
+async def test_no_credentials_is_401_and_other_paths_keep_the_site_middleware(anonymous: Api):
+    response = await call("/api/agents", [])
+    assert response["status"] == 401
+    assert json.loads(response["body"])["code"] == "not_authenticated"
+    admin = await call("/admin/login/", [(b"host", b"testserver")])
+    assert admin["status"] == 200
+    assert dict(admin["headers"])[b"X-Frame-Options"] == b"DENY"
+
+
+async def test_a_host_outside_allowed_hosts_is_400(alice: Api):
+    token = alice.headers["Authorization"].encode()
+    response = await call("/api/agents", [(b"authorization", token), (b"host", b"evil.example")])
+    assert response["status"] == 400
+    assert json.loads(response["body"])["code"] == "invalid_host"
