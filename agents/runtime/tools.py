@@ -150,6 +150,8 @@ class ToolContext:
     suspend: Callable | None = None
     #: ``await context.send_signal(signal)`` injects a signal into the current run (thread runs).
     send_signal: Callable | None = None
+    #: the run's ``versions`` option (editor versions), passed on to sub-agent calls
+    versions: dict | None = None
 
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).

@@ -44,7 +44,7 @@ async def test_unknown_option_is_rejected_before_any_model_call():
     ("tracingOptions", "options.tracing_options"), ("delegation", "options.delegation"),
     ("autoResumeSuspendedTools", "options.auto_resume_suspended_tools"), ("output", "options.output"),
     ("returnScorerData", "options.return_scorer_data"), ("telemetry", "options.telemetry"),
-    ("tracingContext", "options.tracing_context"), ("versions", "options.versions"),
+    ("tracingContext", "options.tracing_context"),
 ])
 async def test_a_mastra_option_not_supported_yet_says_so(name, field):
     model = ScriptedModel([text_step("ok")])

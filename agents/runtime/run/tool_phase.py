@@ -107,7 +107,7 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
                           thread_id=run.memory and run.memory.get("thread_id"),
                           resource_id=run.memory and run.memory.get("resource_id"),
                           request_context=run.request_context, abort_signal=run.abort_signal,
-                          agent=run.agent, send_signal=run.send_signal)
+                          agent=run.agent, send_signal=run.send_signal, versions=run.options.get("versions"))
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
