@@ -13,6 +13,13 @@ class AgentsConfig(AppConfig):
         set_run_store(DjangoStore())
         set_thread_runtime_factory(build_thread_runtime)
 
+        # the admin editor: code agents → definitions after every migrate (agents.editor.sync)
+        from django.db.models.signals import post_migrate
+
+        from agents.editor.sync import sync_after_migrate
+
+        post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="agents.editor.sync")
+
 
 def build_thread_runtime():
     """The process's thread runtime: leases and inputs in the database, pub/sub on the channel layer

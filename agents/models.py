@@ -218,3 +218,7 @@ class ThreadEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id}#{self.seq}"
+
+
+# the editor's models live in their own package and land in this app's migrations
+from agents.editor.models import AgentDefinition, AgentVersion, EditorGeneration  # noqa: E402,F401
