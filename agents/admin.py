@@ -165,3 +165,7 @@ class ThreadEventAdmin(ReadOnlyAdmin):
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadEvent) -> str:
         return _link("thread", obj.thread_id)
+
+
+# the agent editor's pages (agents.editor.admin registers them)
+from agents.editor import admin as editor_admin  # noqa: E402,F401

@@ -79,12 +79,13 @@ def overrides_minimal(definition: AgentDefinition, overrides: dict) -> dict:
 
 
 def version_save(*, agent_id: str, changes: dict, based_on_id: int | None, author: Any = None, note: str = "",
-                 allowed: Iterable[str] | None = None, site_tools: Iterable[str] = ()) -> AgentVersion:
+                 allowed: Iterable[str] | None = None, site_tools: Iterable[str] | None = None) -> AgentVersion:
     """Save a new draft version of ``agent_id`` from the latest one with ``changes`` (the new
     values of some override fields) applied.
 
     Refused: a field the agent's code locks or outside ``allowed`` (the user's permissions;
-    ``None``: no limit) → :class:`LockedField`; a bad value → :class:`InvalidOverride`; a save whose
+    ``None``: no limit) → :class:`LockedField`; a tool outside ``site_tools`` (``None``: the tools of
+    the site's ``Mastra``) or another bad value → :class:`InvalidOverride`; a save whose
     ``based_on_id`` is not the agent's latest version (``None`` = "no version yet") →
     :class:`StaleVersion`. Nothing is stored when it raises."""
     with transaction.atomic():
@@ -95,6 +96,10 @@ def version_save(*, agent_id: str, changes: dict, based_on_id: int | None, autho
                 raise LockedField(field, "locked by the agent's code")
             if allowed is not None and field in OVERRIDE_FIELDS and field not in allowed:
                 raise LockedField(field, "you do not have the permission")
+        if site_tools is None:
+            from agents.registry import get_mastra
+
+            site_tools = get_mastra().get_tools()
         clean = overrides_check(changes, site_tools=site_tools)
         latest = definition.versions.order_by("-number").first()
         if (latest.pk if latest else None) != based_on_id:
