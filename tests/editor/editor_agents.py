@@ -24,7 +24,8 @@ class ConfigEchoModel:
             return
         if last["role"] == "tool":
             part = last["content"][0]
-            yield {"type": "text-delta", "text": f"{part['toolName']} said: {part['result'].get('text')}"}
+            said = part["result"].get("text") if isinstance(part["result"], dict) else part["result"]
+            yield {"type": "text-delta", "text": f"{part['toolName']} said: {said}"}
             yield {"type": "finish", "finish_reason": "stop", "usage": {"input_tokens": 1, "output_tokens": 1}}
             return
         system = " / ".join(m["content"] for m in request.messages if m["role"] == "system")
@@ -52,6 +53,8 @@ MODEL = ConfigEchoModel()
 AGENTS = {agent_id: Agent(id=agent_id, name=f"Agent {agent_id}", instructions=f"Code {agent_id}.", model=MODEL,
                           tools={"alpha": tool("alpha"), "beta": tool("beta")}, editor=editor)
           for agent_id, editor in LOCKS.items()}
+AGENTS["careful"] = Agent(id="careful", instructions="Code careful.", model=MODEL, tools={
+    "wipe": create_tool(id="wipe", description="Wipes.", execute=lambda i: {"text": "wiped"}, require_approval=True)})
 AGENTS["boss"] = Agent(id="boss", instructions="Code boss.", model=MODEL, agents={"free": AGENTS["free"]})
 
 mastra = Mastra(agents=AGENTS, tools={"gamma": tool("gamma")}, overrides=EditorOverrides())
