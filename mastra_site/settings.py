@@ -150,7 +150,7 @@ SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "agents.editor.apps.MastraAdminConfig",  # django.contrib.admin with the operator dashboard (admin editor)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
