@@ -87,6 +87,9 @@ class ThreadAdmin(admin.ModelAdmin):
         # viewing only: the thread changes through its services (the actions of the other lists)
         return False if request.method == "POST" else super().has_change_permission(request, obj)
 
+    def has_add_permission(self, request) -> bool:
+        return False  # threads are made by runs
+
     @admin.display(description="lease expires")
     def lease_expires_at(self, obj: Thread):
         lease = self._lease(obj)

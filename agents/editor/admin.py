@@ -121,6 +121,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             "rows": self.field_rows(definition, locks, editable, permitted, effective, form),
             "tool_rows": self.tool_rows(site_tools, effective, form, editable),
             "versions": self.version_rows(definition), "latest": latest,
+            "published": version_published(definition),
             "can_publish": request.user.has_perm(PUBLISH_PERMISSION) and definition.present,
             "can_try": bool(editable) or request.user.has_perm(PUBLISH_PERMISSION),
             "original": definition, "has_view_permission": True,
