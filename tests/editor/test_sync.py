@@ -57,3 +57,23 @@ def test_dynamic_instructions_and_tools_have_no_code_snapshot():
     agents_sync(mastra=site(Agent(id="d", instructions=lambda rc: "x", model="local/echo", tools=lambda rc: {})))
     assert AgentDefinition.objects.get(agent_id="d").defaults == {"instructions": None, "tools": None,
                                                                    "tool_descriptions": {}}
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_start_up_job_syncs_the_configured_site(settings):
+    from asgiref.sync import sync_to_async
+
+    from agents.editor.sync import sync_at_start
+    from agents.registry import get_mastra
+    from mastra_site.workers import JOBS
+
+    assert "editor-sync" in [job.name for job in JOBS]
+    settings.MASTRA = "tests.editor.editor_agents:mastra"
+    get_mastra.cache_clear()
+    try:
+        await sync_at_start()
+    finally:
+        get_mastra.cache_clear()
+    present = await sync_to_async(lambda: sorted(AgentDefinition.objects.filter(present=True)
+                                                 .values_list("agent_id", flat=True)))()
+    assert present == ["boss", "careful", "desc", "free", "instr", "locked", "tooled"]
