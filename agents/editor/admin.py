@@ -199,7 +199,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
 
         (a_label, a), (b_label, b) = side(request.GET.get("a", "code")), side(request.GET.get("b", "code"))
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "definition": definition,
-                   "title": f"{definition.agent_id}: {a_label} → {b_label}", "a_label": a_label,
+                   "title": f"Compare versions of {definition.agent_id}", "a_label": a_label,
                    "b_label": b_label, "changes": overrides_diff(a, b), "original": definition}
         return TemplateResponse(request, "admin/agents/agentdefinition/compare.html", context)
 

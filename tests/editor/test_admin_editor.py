@@ -150,7 +150,8 @@ def test_roll_back_and_compare_from_the_page(editor_admin_site, admin_client):
     compare = admin_client.get(reverse("admin:agents_agentdefinition_compare", args=[v1.agent_id]),
                                {"a": str(v1.pk), "b": str(v2.pk)}).content.decode()
     assert "<h2>v1 → v2</h2>" in compare
-    assert "-One.\n+Two." in compare and "- beta" in compare
+    assert '<span class="del">-One.</span>\n<span class="add">+Two.</span>' in compare
+    assert '<span class="del">- beta</span>' in compare
     same = admin_client.get(reverse("admin:agents_agentdefinition_compare", args=[v1.agent_id]),
                             {"a": str(v1.pk), "b": str(AgentVersion.objects.get(number=3).pk)}).content.decode()
     assert '<p id="no-changes">No differences.</p>' in same

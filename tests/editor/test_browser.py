@@ -75,6 +75,13 @@ def test_an_operator_edits_publishes_and_meets_a_locked_agent(live_server, brows
         "published", {"instructions": "Answer in one sentence and sign as 'Ops'."}, "shorter replies", "root")
     assert page.inner_text("#version-1 .status-published") == "published"
 
+    page.click("text=Compare A → B")
+    page.wait_for_selector("#change-instructions")
+    assert page.inner_text("#content-main h2") == "code → v1"
+    assert "+Answer in one sentence and sign as 'Ops'." in page.inner_text("#change-instructions pre")
+    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.go_back()
+
     page.fill("#try-prompt", "hello from the browser")
     page.click("#try-send")
     page.wait_for_selector("#try-output[data-done='1']")
