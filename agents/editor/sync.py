@@ -74,10 +74,13 @@ def agents_sync(*, mastra: Mastra, now: datetime | None = None) -> dict[str, lis
 
 
 def sync_after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
-    """``post_migrate`` receiver: sync the site's agents (the table exists by then)."""
+    """``post_migrate`` receiver: sync the site's agents (skipped when the table is not there, as
+    after migrating the agents app back before the editor's migration)."""
+    from django.db import connections
+
     from agents.registry import get_mastra
 
-    if using != "default":
+    if using != "default" or AgentDefinition._meta.db_table not in connections[using].introspection.table_names():
         return
     agents_sync(mastra=get_mastra())
 
