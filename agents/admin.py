@@ -12,9 +12,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from agents.approvals import approval_decide
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.observability import Score, TraceSpan
 from agents.observability_services import run_scores, run_spans
+from agents.runtime.errors import MastraError
 from agents.runtime.threads import thread_key
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
@@ -55,13 +57,54 @@ class MessageInline(admin.TabularInline):
         return False
 
 
+class WaitingInputInline(admin.TabularInline):
+    """The thread's inputs that no run has taken yet (cancel them from the inputs list)."""
+
+    model = ThreadInput
+    extra = 0
+    fields = ("input_id", "kind", "status", "attempts", "run_id", "created_at")
+    readonly_fields = fields
+    can_delete = False
+    verbose_name_plural = "queued inputs"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(status=ThreadInput.Status.PENDING)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
     list_display = ("id", "resource_id", "title", "updated_at")
     search_fields = ("id", "resource_id", "title")
-    readonly_fields = ("id", "resource_id", "metadata", "created_at", "updated_at", "lease_status", "owner_run",
-                       "lease_token")
-    inlines = [MessageInline]
+    readonly_fields = ("id", "resource_id", "title", "metadata", "created_at", "updated_at", "lease_status",
+                       "owner_run", "lease_token", "lease_expires_at", "pending_approvals")
+    inlines = [MessageInline, WaitingInputInline]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # viewing only: the thread changes through its services (the actions of the other lists)
+        return False if request.method == "POST" else super().has_change_permission(request, obj)
+
+    def has_add_permission(self, request) -> bool:
+        return False  # threads are made by runs
+
+    @admin.display(description="lease expires")
+    def lease_expires_at(self, obj: Thread):
+        lease = self._lease(obj)
+        return lease.expires_at if lease and lease.expires_at else "-"
+
+    @admin.display(description="pending approvals")
+    def pending_approvals(self, obj: Thread) -> str:
+        runs = list(obj.runs.values_list("id", flat=True))
+        rows = ToolApproval.objects.filter(run_id__in=runs, status=ToolApproval.Status.PENDING)
+        if not rows:
+            return "-"
+        url = reverse("admin:agents_toolapproval_changelist")
+        return format_html('<a href="{}?status=pending&run_id__in={}">{} pending</a>', url, ",".join(runs), len(rows))
 
     def _lease(self, obj: Thread) -> ThreadLease | None:
         return ThreadLease.objects.filter(thread=obj).first()
@@ -86,10 +129,19 @@ class ThreadAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
-    list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "started_at", "finished_at")
-    list_filter = ("status", "finish_reason", "agent_id")
-    search_fields = ("id", "thread__id", "thread__resource_id")
+    list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "steps", "tokens", "error_line",
+                    "started_at", "finished_at")
+    list_filter = ("status", "finish_reason", "agent_id", "started_at")
+    search_fields = ("id", "thread__id", "thread__resource_id", "error")
     readonly_fields = ("thread_link", "scores", "trace")
+
+    @admin.display(description="tokens")
+    def tokens(self, obj: Run) -> int:
+        return int((obj.usage or {}).get("total_tokens") or 0)
+
+    @admin.display(description="error")
+    def error_line(self, obj: Run) -> str:
+        return (obj.error or "").splitlines()[0][:120] if obj.error else ""
 
     @admin.display(description="thread")
     def thread_link(self, obj: Run) -> str:
@@ -153,9 +205,30 @@ class TraceSpanAdmin(ReadOnlyAdmin):
 class ToolApprovalAdmin(ReadOnlyAdmin):
     """Approval status is read-only: a decision resumes the run, through the agent's API."""
 
-    list_display = ("run_link", "tool_name", "tool_call_id", "status", "created_at", "decided_at")
-    list_filter = ("status", "tool_name")
+    list_display = ("run_link", "agent_id", "tool_name", "tool_call_id", "status", "created_at", "decided_at")
+    list_filter = ("status", "tool_name", "agent_id")
+    search_fields = ("run_id", "tool_name")
     readonly_fields = ("run_link",)
+    actions = ("approve", "decline")
+
+    def decide(self, request, queryset, decision: str) -> None:
+        done = 0
+        for approval in queryset.filter(status=ToolApproval.Status.PENDING):
+            try:
+                approval_decide(approval_id=approval.pk, decision=decision)
+            except MastraError as exc:
+                self.message_user(request, f"{approval.tool_name} in {approval.run_id}: {exc.message}", messages.ERROR)
+            else:
+                done += 1
+        self.message_user(request, f"{done} tool call(s) {decision}.", messages.SUCCESS)
+
+    @admin.action(description="Approve the selected tool calls (the runs continue)")
+    def approve(self, request, queryset):
+        self.decide(request, queryset, "approved")
+
+    @admin.action(description="Decline the selected tool calls (the runs continue without them)")
+    def decline(self, request, queryset):
+        self.decide(request, queryset, "declined")
 
     @admin.display(description="run")
     def run_link(self, obj: ToolApproval) -> str:
@@ -220,3 +293,7 @@ class ThreadEventAdmin(ReadOnlyAdmin):
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadEvent) -> str:
         return _link("thread", obj.thread_id)
+
+
+# the agent editor's pages (agents.editor.admin registers them)
+from agents.editor import admin as editor_admin  # noqa: E402,F401

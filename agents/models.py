@@ -221,3 +221,6 @@ class ThreadEvent(models.Model):
 
 # -- scores and trace spans of runs (their own module) --
 from agents.observability import Score, TraceSpan  # noqa: E402,F401
+
+# the editor's models live in their own package and land in this app's migrations
+from agents.editor.models import AgentDefinition, AgentVersion, EditorGeneration  # noqa: E402,F401

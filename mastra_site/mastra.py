@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
+from agents.editor.overrides import EditorOverrides
 from agents.memory import Memory
 from agents.runtime import Agent, Mastra, create_tool
 
@@ -105,4 +106,38 @@ ops_agent = Agent(
     editor={"instructions": True, "tools": {"description": True}},
 )
 
-mastra = Mastra(agents={"ops-assistant": ops_agent})
+# One agent per editor lock, so that the admin editor shows each kind (docs/editor.md).
+writer_agent = Agent(
+    id="support-writer",
+    name="Support Writer",
+    description="Drafts replies to customers (editor omitted: instructions and tools are editable).",
+    instructions="You draft short, friendly replies to customer questions. Sign as 'The Support Team'.",
+    model=settings.MASTRA_DEFAULT_MODEL,
+    tools={"current-time": clock_tool},
+)
+
+policy_agent = Agent(
+    id="policy-bot",
+    name="Policy Bot",
+    description="Quotes the refund policy word for word (editor=False: read-only in the admin).",
+    instructions="Quote the refund policy: refunds within 30 days of purchase, on the original payment method.",
+    model=settings.MASTRA_DEFAULT_MODEL,
+    editor=False,
+)
+
+triage_agent = Agent(
+    id="triage-notes",
+    name="Triage Notes",
+    description="Summarises incident notes (only its instructions are editable).",
+    instructions="Summarise incident notes in three bullet points: impact, cause, next step.",
+    model=settings.MASTRA_DEFAULT_MODEL,
+    tools={"calculate": calculator_tool},
+    editor={"instructions": True},
+)
+
+mastra = Mastra(
+    agents={"ops-assistant": ops_agent, "support-writer": writer_agent, "policy-bot": policy_agent,
+            "triage-notes": triage_agent},
+    # the admin editor's published overrides, applied at the start of every run
+    overrides=EditorOverrides(),
+)

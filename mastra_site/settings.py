@@ -150,7 +150,7 @@ SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "agents.editor.apps.MastraAdminConfig",  # django.contrib.admin with the operator dashboard (admin editor)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -251,6 +251,8 @@ MASTRA_MAX_NOTIFICATIONS_PER_CALL = env_int("MASTRA_MAX_NOTIFICATIONS_PER_CALL",
 MASTRA_MAX_PENDING_INPUTS = env_int("MASTRA_MAX_PENDING_INPUTS", 1000, minimum=1, maximum=1_000_000)
 MASTRA_MAX_STEPS = env_int("MASTRA_MAX_STEPS", 1000, minimum=1, maximum=100_000)
 MASTRA_MAX_RETRIES = env_int("MASTRA_MAX_RETRIES", 10, minimum=0, maximum=100)
+# admin editor: how often (ms) a process checks whether a publish changed the agents' overrides
+MASTRA_EDITOR_REFRESH_MS = env_int("MASTRA_EDITOR_REFRESH_MS", 1000, minimum=0, maximum=3_600_000)
 # debugging only: keep provider request bodies and response headers in step-finish events
 MASTRA_KEEP_PROVIDER_PAYLOADS = env_bool("MASTRA_KEEP_PROVIDER_PAYLOADS", False)
 # serving processes (the ASGI server's own variable): more than one needs a channel layer that

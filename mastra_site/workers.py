@@ -1,6 +1,6 @@
 """A process's background work: thread recovery and the notification dispatcher.
 
-Two periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Three periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -10,7 +10,9 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
 - ``notification-dispatch`` (every ``MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S``, when
   ``MASTRA_NOTIFICATION_SCHEDULER`` is on, the default without a Celery broker): delivers the
   notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
-  Celery beat runs the same dispatch instead.
+  Celery beat runs the same dispatch instead;
+- ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
+  definitions (``agents.editor.sync``).
 
 Where they run:
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from agents.editor.sync import sync_at_start
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
 
@@ -63,6 +66,8 @@ JOBS = (
     Job("notification-dispatch", dispatch_notifications,
         interval=lambda: float(settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
         enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
+    # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
+    Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
 )
 
 

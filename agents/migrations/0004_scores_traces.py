@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0002_thread_identity'),
+        ('agents', '0003_editor'),
     ]
 
     operations = [

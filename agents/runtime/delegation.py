@@ -187,6 +187,8 @@ def sub_agent_tool(key: str, sub: Any) -> Tool:
         options: dict = {"request_context": request_context, "context": messages, **extra}
         if context.abort_signal is not None:
             options["abort_signal"] = context.abort_signal
+        if context.versions:  # the caller's editor versions select the sub-agent's too
+            options["versions"] = context.versions
         if context.tracing_context is not None:  # the sub-agent's run goes under the delegation's span
             options["tracing_context"] = context.tracing_context
         if instructions:

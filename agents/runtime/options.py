@@ -10,6 +10,7 @@ from .legacy_options import legacy_options_apply
 from .limits import current_limits
 from .naming import snake_case, snake_keys
 from .option_checks import surface_options_check
+from .overrides import validate_versions
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -17,13 +18,13 @@ OPTION_NAMES = frozenset({
     "tool_call_concurrency", "context", "structured_output", "instructions", "system", "memory",
     "model_settings", "tool_choice", "toolsets", "client_tools", "hooks", "save_per_step",
     "provider_options", "run_id", "request_context", "include_raw_chunks", "input_processors",
-    "output_processors", "max_processor_retries", "model",
+    "output_processors", "max_processor_retries", "model", "versions",
 })
 #: options of Mastra's ``generate()`` / ``stream()`` that this runtime does not implement yet: passing
 #: one raises ``AgentConfigError`` (code ``unsupported_option``) instead of ignoring it
 UNSUPPORTED_OPTIONS = frozenset({
     "auto_resume_suspended_tools", "delegation", "is_task_complete", "output", "return_scorer_data", "scorers",
-    "telemetry", "tracing_context", "tracing_options", "versions",
+    "telemetry", "tracing_context", "tracing_options",
 })
 #: the constructor options of Mastra's ``Agent`` that this runtime does not implement yet
 UNSUPPORTED_AGENT_OPTIONS = frozenset({
@@ -169,6 +170,8 @@ def validate_options(options: dict) -> dict:
             raise AgentConfigError(f"options.{name}", "must be a dict of {toolset name: {tool name: tool}}")
     if options.get("client_tools") is not None and not isinstance(options["client_tools"], dict):
         raise AgentConfigError("options.client_tools", "must be a dict of {tool name: tool}")
+    if options.get("versions") is not None:
+        options["versions"] = validate_versions(options["versions"])
     po = options.get("provider_options")
     if po is not None and not isinstance(po, dict):
         raise AgentConfigError("options.provider_options", "must be a dict of {provider: {option: value}}")

@@ -167,6 +167,8 @@ class ToolContext:
     delegation: Any = None
     #: ``{"current_span": span}``: the tool call's span (``create_child_span`` for your own spans)
     tracing_context: Any = None
+    #: the run's ``versions`` option (editor versions), passed on to sub-agent calls
+    versions: dict | None = None
 
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).

@@ -39,19 +39,6 @@ async def test_unknown_option_is_rejected_before_any_model_call():
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("name, field", [
-    ("versions", "options.versions"),
-])
-async def test_a_mastra_option_not_supported_yet_says_so(name, field):
-    model = ScriptedModel([text_step("ok")])
-    with pytest.raises(AgentConfigError) as info:
-        await agent_with(model).generate("hi", **{name: {}})
-    assert (info.value.field, info.value.code, info.value.message) == (
-        field, "unsupported_option", f"{field}: is a Mastra option this runtime does not support yet")
-    assert model.calls == 0
-
-
-@pytest.mark.asyncio
 async def test_the_structured_output_logger_is_not_supported_yet():
     with pytest.raises(AgentConfigError) as info:
         await agent_with(ScriptedModel([])).generate("hi", structured_output={"schema": {"type": "object"},

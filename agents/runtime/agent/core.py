@@ -125,8 +125,7 @@ class Agent:
         return dict(self._metadata or {})
 
     async def get_instructions(self, request_context: dict | None = None) -> list[dict]:
-        if "instructions" in self.editor_overrides:
-            return system_messages(self.editor_overrides["instructions"], "instructions")
+        """The code's instructions (a run applies editor overrides over them, ``agents.runtime.overrides``)."""
         value = self.instructions
         if callable(value):
             value = await maybe_await(value(request_context or {}))
@@ -137,8 +136,6 @@ class Agent:
         if callable(tools):
             tools = check_tools(await maybe_await(tools(request_context or {})), "tools")
         tools = dict(tools)
-        if "tools" in self.editor_overrides:
-            tools = {n: t for n, t in tools.items() if n in self.editor_overrides["tools"]}
         agents = self._agents
         if callable(agents):
             agents = await maybe_await(agents(request_context or {}))
@@ -152,6 +149,11 @@ class Agent:
         for key, workflow in (workflows or {}).items():
             tools[f"workflow-{key}"] = workflow.tool(key)
         return tools
+
+    @property
+    def static_tools(self) -> dict[str, Tool] | None:
+        """The tools given in code as a dict (``None`` when ``tools`` is a callable)."""
+        return None if callable(self._tools) else dict(self._tools)
 
     def get_model(self, request_context: dict | None = None) -> Any:
         model = self.model

@@ -150,7 +150,8 @@ async def _execute(run: Any, step: StepResult, call: dict, tool: Any, args: Any,
                           delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
                           suspend=suspender(tool), resume_data=resume_data if resume_data is not None
                           else run.resume_data.get(cid),
-                          tracing_context={"current_span": span} if span is not None else None)
+                          tracing_context={"current_span": span} if span is not None else None,
+                          versions=run.options.get("versions"))
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))

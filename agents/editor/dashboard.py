@@ -1,0 +1,121 @@
+"""The operator dashboard (the admin's front page): one selector reading every figure, each with
+the admin list it links to, and the token-usage chart as inline SVG."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone as dt_timezone
+from urllib.parse import urlencode
+
+from django.db.models import Count
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.models import Run, ThreadLease, ToolApproval
+from inbox.models import NotificationRecord
+
+PRIORITIES = ("urgent", "high", "medium", "low")
+USAGE_DAYS = 7
+#: bar colours, one per agent (cycled)
+PALETTE = ("#417690", "#e09f3e", "#6a994e", "#9e2a2b", "#7b2cbf", "#2a9d8f", "#bc6c25", "#588157")
+
+
+def changelist(model: str, **filters) -> str:
+    url = reverse(f"admin:{model}_changelist")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
+@dataclass
+class Figure:
+    label: str
+    count: int
+    url: str
+
+
+@dataclass
+class Dashboard:
+    threads: list[Figure] = field(default_factory=list)
+    runs: list[Figure] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    failed_url: str = ""
+    approvals: Figure | None = None
+    approval_rows: list[ToolApproval] = field(default_factory=list)
+    backlog: list[Figure] = field(default_factory=list)
+    due: Figure | None = None
+    usage_days: list[str] = field(default_factory=list)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    chart: dict = field(default_factory=dict)
+
+
+def dashboard_build(*, now: datetime | None = None) -> Dashboard:
+    """Every figure of the dashboard at ``now``."""
+    now = now or timezone.now()
+    board = Dashboard()
+    held = dict(ThreadLease.objects.exclude(owner_run_id=None).values_list("status").annotate(n=Count("pk")))
+    board.threads = [Figure(status, held.get(status, 0), changelist("agents_threadlease", status=status))
+                     for status in ("running", "suspended")]
+    by_status = dict(Run.objects.values_list("status").annotate(n=Count("pk")))
+    board.runs = [Figure(status, by_status.get(status, 0), changelist("agents_run", status=status))
+                  for status in Run.Status.values]
+    hour_ago = now - timedelta(hours=1)
+    failed = Run.objects.filter(status=Run.Status.FAILED, started_at__gte=hour_ago).order_by("-started_at")
+    board.failed = [{"id": run.id, "agent_id": run.agent_id, "error": (run.error or "").splitlines()[0][:160]
+                     if run.error else "", "url": reverse("admin:agents_run_change", args=[run.id])}
+                    for run in failed[:20]]
+    board.failed_url = changelist("agents_run", status="failed", started_at__gte=hour_ago.isoformat())
+    pending = ToolApproval.objects.filter(status=ToolApproval.Status.PENDING)
+    board.approvals = Figure("pending approvals", pending.count(), changelist("agents_toolapproval", status="pending"))
+    board.approval_rows = list(pending.order_by("created_at")[:10])
+    records = NotificationRecord.objects.filter(status=NotificationRecord.Status.PENDING)
+    backlog = dict(records.values_list("priority").annotate(n=Count("pk")))
+    board.backlog = [Figure(p, backlog.get(p, 0), changelist("inbox_notificationrecord", status="pending", priority=p))
+                     for p in PRIORITIES]
+    board.due = Figure("due dispatches", records.filter(next_due_at__lte=now).count(),
+                       changelist("inbox_notificationrecord", status="pending", next_due_at__lte=now.isoformat()))
+    usage_fill(board, now)
+    return board
+
+
+def usage_fill(board: Dashboard, now: datetime) -> None:
+    """Tokens per agent per day over the last :data:`USAGE_DAYS` days (UTC), and the chart."""
+    today = now.astimezone(dt_timezone.utc).date()
+    days = [today - timedelta(days=n) for n in range(USAGE_DAYS - 1, -1, -1)]
+    start = datetime.combine(days[0], datetime.min.time(), tzinfo=dt_timezone.utc)
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    rows = Run.objects.filter(started_at__gte=start).values_list("agent_id", "started_at", "usage")
+    for agent_id, started_at, usage in rows.iterator():
+        tokens = (usage or {}).get("total_tokens") or 0
+        if isinstance(tokens, (int, float)) and tokens > 0:
+            totals[agent_id][started_at.astimezone(dt_timezone.utc).date().isoformat()] += int(tokens)
+    board.usage_days = [d.isoformat() for d in days]
+    board.usage = {agent: dict(per_day) for agent, per_day in sorted(totals.items())}
+    board.chart = usage_chart(board.usage_days, board.usage)
+
+
+def usage_chart(days: list[str], usage: dict[str, dict[str, int]], *, width: int = 640, height: int = 200) -> dict:
+    """Geometry of a grouped bar chart (one group per day, one bar per agent) for the template."""
+    agents = list(usage)
+    peak = max([n for per_day in usage.values() for n in per_day.values()] or [0])
+    left, bottom, top = 48, 24, 10
+    plot_h = height - bottom - top
+    group_w = (width - left) / max(len(days), 1)
+    bar_w = max(2.0, (group_w - 8) / max(len(agents), 1))
+    bars, labels = [], []
+    for i, day in enumerate(days):
+        x0 = left + i * group_w + 4
+        labels.append({"x": round(left + i * group_w + group_w / 2, 1), "y": height - 6, "text": day[5:]})
+        for j, agent in enumerate(agents):
+            value = usage[agent].get(day, 0)
+            h = (value / peak) * plot_h if peak else 0
+            next_day = (datetime.fromisoformat(day) + timedelta(days=1)).date().isoformat()
+            bars.append({"x": round(x0 + j * bar_w, 1), "y": round(top + plot_h - h, 1), "w": round(bar_w - 1, 1),
+                         "h": round(h, 1), "color": PALETTE[j % len(PALETTE)], "title": f"{agent} {day}: {value} tokens",
+                         "url": changelist("agents_run", agent_id=agent, started_at__gte=f"{day}T00:00:00+00:00",
+                                           started_at__lt=f"{next_day}T00:00:00+00:00")})
+    legend = [{"agent": agent, "color": PALETTE[j % len(PALETTE)]} for j, agent in enumerate(agents)]
+    return {"width": width, "height": height, "bars": bars, "labels": labels, "legend": legend, "peak": peak,
+            "axis_x": left, "axis_y": top + plot_h, "top": top}
+
+
+__all__ = ["Dashboard", "Figure", "dashboard_build", "usage_chart"]

@@ -1,0 +1,82 @@
+"""The operator dashboard on the admin's front page: each figure and where it links."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.editor.dashboard import dashboard_build
+from agents.editor.site import MastraAdminSite
+from agents.models import Run, Thread, ThreadLease, ToolApproval
+from inbox.models import NotificationRecord
+
+pytestmark = pytest.mark.django_db
+
+
+def populate(now):
+    thread = Thread.objects.create(id="t1", resource_id="u1")
+    Thread.objects.create(id="t2", resource_id="u1")
+    ThreadLease.objects.create(thread=thread, agent_id="bot", owner_run_id="r1", status="running", token=1,
+                               expires_at=now + timedelta(seconds=10))
+    ThreadLease.objects.create(thread_id="t2", agent_id="bot", owner_run_id=None, status="idle")
+    Run.objects.create(id="r1", agent_id="bot", status="running", started_at=now, usage={"total_tokens": 30})
+    Run.objects.create(id="r2", agent_id="bot", status="failed", error="model_error: rate limited\nmore",
+                       started_at=now - timedelta(minutes=10), usage={"total_tokens": 12})
+    Run.objects.create(id="r3", agent_id="helper", status="failed", error="old", started_at=now - timedelta(hours=3),
+                       usage={"total_tokens": 100})
+    Run.objects.create(id="r4", agent_id="helper", status="completed", started_at=now - timedelta(days=1),
+                       usage={"total_tokens": 50})
+    ToolApproval.objects.create(run_id="r1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h", state={})
+    for priority, due in (("urgent", True), ("low", False), ("low", True)):
+        NotificationRecord.objects.create(agent_id="bot", resource_id="u1", thread=thread, source="ci", kind="k",
+                                          priority=priority, summary="s", created_at=now, updated_at=now,
+                                          next_due_at=now - timedelta(minutes=1) if due else now + timedelta(hours=1))
+
+
+def test_the_dashboard_counts_what_operators_watch():
+    now = timezone.now().replace(hour=12)
+    populate(now)
+    board = dashboard_build(now=now)
+    assert [(f.label, f.count) for f in board.threads] == [("running", 1), ("suspended", 0)]
+    assert [(f.label, f.count) for f in board.runs] == [("running", 1), ("completed", 1), ("suspended", 0),
+                                                       ("failed", 2), ("aborted", 0)]
+    assert [(r["id"], r["error"]) for r in board.failed] == [("r2", "model_error: rate limited")]
+    assert board.approvals.count == 1
+    assert [(f.label, f.count) for f in board.backlog] == [("urgent", 1), ("high", 0), ("medium", 0), ("low", 2)]
+    assert board.due.count == 2
+    today, yesterday = now.date().isoformat(), (now.date() - timedelta(days=1)).isoformat()
+    assert board.usage == {"bot": {today: 42}, "helper": {today: 100, yesterday: 50}}
+    assert len(board.usage_days) == 7 and board.usage_days[-1] == today
+    peak = [b for b in board.chart["bars"] if b["title"] == f"helper {today}: 100 tokens"][0]
+    tomorrow = (now.date() + timedelta(days=1)).isoformat()
+    assert peak["h"] == 166.0 and peak["url"] == (
+        f"{reverse('admin:agents_run_changelist')}?agent_id=helper&started_at__gte={today}T00%3A00%3A00%2B00%3A00"
+        f"&started_at__lt={tomorrow}T00%3A00%3A00%2B00%3A00")
+
+
+def test_the_admin_front_page_is_the_dashboard_with_links_to_filtered_lists(admin_client):
+    assert isinstance(admin.site, MastraAdminSite)
+    populate(timezone.now())
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert f'<a href="{reverse("admin:agents_run_changelist")}?status=failed">2</a>' in page
+    assert f'<a href="{reverse("admin:agents_toolapproval_changelist")}?status=pending">1</a>' in page
+    assert f'<a href="{reverse("admin:inbox_notificationrecord_changelist")}?status=pending&amp;priority=low">2</a>' in page
+    assert "model_error: rate limited" in page and "<svg" in page
+    # the app list is still there
+    assert reverse("admin:agents_agentdefinition_changelist") in page
+
+
+def test_the_dashboard_links_open_their_filtered_lists(admin_client):
+    now = timezone.now()
+    populate(now)
+    board = dashboard_build(now=now)
+    failed = admin_client.get(board.failed_url)
+    assert failed.status_code == 200
+    assert [run.id for run in failed.context["cl"].result_list] == ["r2"]
+    due = admin_client.get(board.due.url)
+    assert due.status_code == 200 and due.context["cl"].result_count == 2
+    bar = [b for b in board.chart["bars"] if b["title"].startswith(f"bot {now.date().isoformat()}")][0]
+    runs = admin_client.get(bar["url"])
+    assert sorted(run.id for run in runs.context["cl"].result_list) == ["r1", "r2"]

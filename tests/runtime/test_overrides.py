@@ -1,0 +1,112 @@
+"""The overrides hook of the runtime: a ``Mastra`` overrides provider asked at the start of each run."""
+
+import pytest
+
+from agents.runtime import Agent, AgentConfigError, Mastra, create_tool
+from agents.runtime.overrides import AgentOverrides
+from agents.runtime.testing import ScriptedModel, text_step, tool_step
+
+
+class Provider:
+    """Overrides by (agent id, selection status); records every question."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.calls = []
+
+    async def agent_overrides(self, agent, selection):
+        self.calls.append((agent.id, selection))
+        return self.answers.get((agent.id, (selection or {}).get("status", "published")))
+
+
+def tool(name):
+    return create_tool(id=name, description=f"The {name} tool.", execute=lambda i: {"ok": name})
+
+
+def system_of(request):
+    return [m["content"] for m in request.messages if m["role"] == "system"]
+
+
+async def test_the_published_overrides_replace_instructions_tools_and_descriptions():
+    model = ScriptedModel([text_step("ok")])
+    agent = Agent(id="bot", instructions="Code.", model=model, tools={"a": tool("a"), "b": tool("b")})
+    provider = Provider({("bot", "published"): AgentOverrides(instructions="Edited.", tools=("b", "site"),
+                                                              tool_descriptions={"b": "Edited b."})})
+    Mastra(agents={"bot": agent}, tools={"site": tool("site")}, overrides=provider)
+    await agent.generate("hi")
+    request = model.requests[0]
+    assert system_of(request) == ["Edited."]
+    assert [(t["name"], t["description"]) for t in request.tools] == [("b", "Edited b."), ("site", "The site tool.")]
+    assert provider.calls == [("bot", None)]
+
+
+async def test_no_overrides_runs_the_code_definition():
+    model = ScriptedModel([text_step("ok")])
+    agent = Agent(id="bot", instructions="Code.", model=model, tools={"a": tool("a")})
+    Mastra(agents={"bot": agent}, overrides=Provider({}))
+    await agent.generate("hi")
+    assert system_of(model.requests[0]) == ["Code."]
+    assert [(t["name"], t["description"]) for t in model.requests[0].tools] == [("a", "The a tool.")]
+
+
+async def test_the_call_selects_a_draft_and_the_instructions_option_still_wins():
+    model = ScriptedModel([text_step("one"), text_step("two")])
+    agent = Agent(id="bot", instructions="Code.", model=model)
+    provider = Provider({("bot", "draft"): AgentOverrides(instructions="Draft.")})
+    Mastra(agents={"bot": agent}, overrides=provider)
+    await agent.generate("hi", versions={"agents": {"bot": {"status": "draft"}}})
+    await agent.generate("hi", versions={"agents": {"bot": {"status": "draft"}}}, instructions="Call.")
+    assert [system_of(r) for r in model.requests] == [["Draft."], ["Call."]]
+
+
+async def test_versions_reach_a_sub_agent_call():
+    sub_model = ScriptedModel([text_step("sub answer")])
+    sub = Agent(id="helper", instructions="Helper code.", model=sub_model)
+    model = ScriptedModel([tool_step(("c1", "agent-helper", {"prompt": "go"})), text_step("done")])
+    boss = Agent(id="boss", instructions="Boss.", model=model, agents={"helper": sub})
+    provider = Provider({("helper", "draft"): AgentOverrides(instructions="Helper draft.")})
+    Mastra(agents={"boss": boss, "helper": sub}, overrides=provider)
+    result = await boss.generate("hi", versions={"agents": {"helper": {"status": "draft"}}})
+    assert result.text == "done"
+    assert system_of(sub_model.requests[0]) == ["Helper draft."]
+    assert provider.calls == [("boss", None), ("helper", {"status": "draft"})]
+
+
+@pytest.mark.parametrize("versions, field", [
+    ("x", "options.versions"),
+    ({"bogus": {}}, "options.versions.bogus"),
+    ({"agents": {"bot": {"status": "old"}}}, "options.versions.agents.bot.status"),
+    ({"agents": {"bot": {"version_id": ""}}}, "options.versions.agents.bot.version_id"),
+    ({"agents": {"bot": {"version_id": "1", "status": "draft"}}}, "options.versions.agents.bot"),
+])
+async def test_a_malformed_versions_option_names_the_field(versions, field):
+    model = ScriptedModel([text_step("ok")])
+    agent = Agent(id="bot", instructions="Code.", model=model)
+    with pytest.raises(AgentConfigError) as info:
+        await agent.generate("hi", versions=versions)
+    assert info.value.field == field
+    assert model.calls == 0
+
+
+async def test_selecting_a_version_without_an_editor_is_refused():
+    model = ScriptedModel([text_step("ok")])
+    agent = Agent(id="bot", instructions="Code.", model=model)
+    Mastra(agents={"bot": agent})
+    with pytest.raises(AgentConfigError) as info:
+        await agent.generate("hi", versions={"agents": {"bot": {"versionId": 3}}})
+    assert info.value.message == ("options.versions.agents.bot: this agent's Mastra has no editor: "
+                                  "there are no versions to select")
+
+
+def test_the_site_tools_are_the_registered_ones_then_each_agents():
+    a, b, c = tool("a"), tool("b"), tool("c")
+    first = Agent(id="one", instructions="x", model=ScriptedModel([]), tools={"b": b, "a": tool("a")})
+    second = Agent(id="two", instructions="x", model=ScriptedModel([]), tools={"c": c})
+    site = Mastra(agents={"one": first, "two": second}, tools={"a": a})
+    assert site.get_tools() == {"a": a, "b": b, "c": c}
+
+
+def test_an_overrides_provider_needs_the_method():
+    with pytest.raises(AgentConfigError) as info:
+        Mastra(overrides=object())
+    assert info.value.field == "overrides"
