@@ -13,6 +13,12 @@ class AgentsConfig(AppConfig):
         set_run_store(DjangoStore())
         set_thread_runtime_factory(build_thread_runtime)
         install_otel_exporter()
+        # the admin editor: code agents → definitions after every migrate (agents.editor.sync)
+        from django.db.models.signals import post_migrate
+
+        from agents.editor.sync import sync_after_migrate
+
+        post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="agents.editor.sync")
 
 
 def install_otel_exporter():
@@ -23,13 +29,6 @@ def install_otel_exporter():
 
     exporter = otel_exporter_from_env()
     return add_trace_exporter(exporter) if exporter is not None else None
-
-        # the admin editor: code agents → definitions after every migrate (agents.editor.sync)
-        from django.db.models.signals import post_migrate
-
-        from agents.editor.sync import sync_after_migrate
-
-        post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="agents.editor.sync")
 
 
 def build_thread_runtime():
