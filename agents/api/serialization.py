@@ -35,8 +35,9 @@ async def agent_json(agent: Any, *, with_id: bool) -> dict:
                        "inputSchema": schema_text(tool.input_schema), "outputSchema": schema_text(tool.output_schema),
                        "requireApproval": tool.require_approval}
     data = {"name": agent.name, "description": agent.description, "instructions": instructions, "tools": tools,
-            "agents": {}, "workflows": {}, "inputProcessors": [], "outputProcessors": [],
-            **model_fields(agent.get_model()), "modelVersion": "v2", "supportsMemory": agent.memory is not None,
+            "agents": {}, "workflows": {}, "skills": [], "workspaceTools": [], "browserTools": [], "hasBrowser": False,
+            "inputProcessors": [], "outputProcessors": [], **model_fields(agent.get_model()), "modelVersion": "v2",
+            "supportsMemory": agent.memory is not None,
             "defaultOptions": agent.default_options if isinstance(agent.default_options, dict) else {},
-            "source": "code"}
-    return {"id": agent.id, **data} if with_id else data
+            "defaultGenerateOptionsLegacy": {}, "defaultStreamOptionsLegacy": {}, "source": "code"}
+    return {"id": agent.id, **data, "hasDraft": False} if with_id else data

@@ -49,6 +49,11 @@ async def test_the_list_is_keyed_by_agent_id_with_tools_as_mastra_encodes_them(a
     assert echo["id"] == "echo" and echo["name"] == "Echo" and echo["description"] == "Echoes what it receives."
     assert echo["instructions"] == "Echo the user."
     assert echo["provider"] == "local" and echo["modelId"] == "echo" and echo["supportsMemory"] is True
+    # the keys Mastra's server sends (GET /api/agents of real-server.mjs)
+    assert set(echo) == {"id", "name", "description", "instructions", "tools", "agents", "workflows", "skills",
+                          "workspaceTools", "browserTools", "hasBrowser", "inputProcessors", "outputProcessors",
+                          "provider", "modelId", "modelVersion", "supportsMemory", "defaultOptions",
+                          "defaultGenerateOptionsLegacy", "defaultStreamOptionsLegacy", "source", "hasDraft"}
     assert agents["plain"]["supportsMemory"] is False
     add = echo["tools"]["add"]
     assert add["id"] == "add" and add["description"] == "Add two numbers and return their sum."
@@ -63,7 +68,8 @@ async def test_details_have_no_id_as_mastra(alice: Api):
     response = await alice.get("/api/agents/echo")
     assert response.status_code == 200
     details = body(response)
-    assert "id" not in details and details["name"] == "Echo" and set(details["tools"]) == {"add", "delete"}
+    assert "id" not in details and "hasDraft" not in details
+    assert details["name"] == "Echo" and set(details["tools"]) == {"add", "delete"}
 
 
 async def test_an_unknown_agent_is_404(alice: Api):
