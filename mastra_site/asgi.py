@@ -10,11 +10,19 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mastra_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+import chat.routing  # noqa: E402
 
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
 
-application = start_with_server(ProtocolTypeRouter({"http": django_asgi_app}))
+application = start_with_server(ProtocolTypeRouter({
+    "http": django_asgi_app,
+    # browser chat UI: session auth, same-origin browsers only (docs/chat.md)
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
+}))

@@ -161,6 +161,7 @@ INSTALLED_APPS = [
     "agents",
     "inbox",
     "mastra_site.apps.MastraSiteConfig",
+    "chat",  # browser chat UI (docs/chat.md)
 ]
 
 MIDDLEWARE = [
@@ -281,6 +282,14 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# Browser chat UI (docs/chat.md): its login pages, and the largest websocket frame it reads
+# (a frame over it gets an error frame; a message is bounded by MASTRA_MAX_SIGNAL_BYTES).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat"
+LOGOUT_REDIRECT_URL = "login"
+MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_SIGNAL_BYTES + 64 * 1024,
+                                      minimum=1024, maximum=128 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,
