@@ -6,15 +6,18 @@ Every read goes through :class:`agents.access.Caller` (threads) or filters on th
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Exists, JSONField, OuterRef, Q, Subquery
 
 from agents.access import Caller
+from agents.models import Message
 from agents.registry import get_mastra
 from inbox.models import NotificationRecord
 from inbox.selectors import notification_counts, notification_list
 
 #: threads listed at most (newest first)
 THREADS_LIMIT = 100
+#: characters of the first message shown for a thread without a title
+PREVIEW_CHARS = 80
 #: inbox records listed at most (newest first)
 NOTIFICATIONS_LIMIT = 50
 #: the statuses the panel lists; dismissed, archived and discarded records are filed away
@@ -29,14 +32,31 @@ def agent_list() -> list[dict]:
 
 
 def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) -> list[dict]:
-    """The caller's own threads, most recently updated first; ``query`` matches titles and ids
-    (case-insensitive)."""
+    """The caller's own threads, most recently updated first, each with a ``preview`` of its first
+    input; ``query`` matches titles, ids and what was said (case-insensitive)."""
     rows = caller.visible_threads(caller.resource_id)
     query = query.strip()
     if query:
-        rows = rows.filter(Q(title__icontains=query) | Q(id__icontains=query))
-    return [{"id": t.id, "title": t.title, "updatedAt": t.updated_at.isoformat()}
+        said = Message.objects.filter(thread_id=OuterRef("pk"), content__icontains=query)
+        rows = rows.filter(Q(title__icontains=query) | Q(id__icontains=query) | Exists(said))
+    first = Message.objects.filter(thread_id=OuterRef("pk"), role="user").order_by("id").values("metadata")[:1]
+    rows = rows.annotate(first_message=Subquery(first, output_field=JSONField()))
+    return [{"id": t.id, "title": t.title, "preview": message_preview(t.first_message),
+             "updatedAt": t.updated_at.isoformat()}
             for t in rows.order_by("-updated_at", "id")[:limit]]
+
+
+def message_preview(metadata) -> str:
+    """The start of a thread's first input as the user typed it (its signal's contents, not the
+    XML the model saw), for threads without a title."""
+    signal = (metadata or {}).get("signal") if isinstance(metadata, dict) else None
+    contents = signal.get("contents") if isinstance(signal, dict) else None
+    if isinstance(contents, list):
+        contents = " ".join(p.get("text", "") for p in contents if isinstance(p, dict))
+    if not isinstance(contents, str):
+        return ""
+    text = " ".join(contents.split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
 def notification_panel(*, caller: Caller, thread_id: str | None = None) -> dict:

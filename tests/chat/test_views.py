@@ -138,6 +138,22 @@ def test_threads_are_the_callers_own_newest_first_and_searchable(client, alice, 
     assert client.get("/chat/api/threads?q=" + "x" * 201).status_code == 400
 
 
+def test_a_thread_without_a_title_shows_its_first_input_and_is_found_by_what_was_said(client, alice):
+    from agents.store import messages_save
+    from agents.runtime.signal import create_signal, render_signal
+
+    Thread.objects.create(id="t1", resource_id="alice")
+    first = render_signal(create_signal({"type": "user", "contents": "Where is   the\nrunbook?", "attributes": {"via": "web"}}))
+    reply = {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "In the wiki."}],
+             "createdAt": first["createdAt"]}
+    messages_save(resource_id="alice", thread_id="t1", messages=[first, reply])
+    client.force_login(alice)
+    listed = client.get("/chat/api/threads").json()["threads"]
+    assert [(t["id"], t["title"], t["preview"]) for t in listed] == [("t1", "", "Where is the runbook?")]
+    assert [t["id"] for t in client.get("/chat/api/threads?q=WIKI").json()["threads"]] == ["t1"]
+    assert client.get("/chat/api/threads?q=nowhere").json()["threads"] == []
+
+
 def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):
     client.force_login(alice)
     first = client.post("/chat/api/threads")
