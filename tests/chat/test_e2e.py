@@ -133,6 +133,7 @@ def test_first_account_login_stream_and_reload_mid_stream(db_url_for_subprocess,
 
         screenshot(page, "chat-1280")
         page.set_viewport_size({"width": 360, "height": 740})
+        page.wait_for_timeout(300)  # the thread drawer slides away
         screenshot(page, "chat-360")
         page.click("#menu-toggle")
         page.wait_for_timeout(300)
@@ -213,6 +214,7 @@ def test_stop_approve_notify_queue_and_html_as_text(db_url_for_subprocess, tmp_p
         # dark mode at 360 px
         page.emulate_media(color_scheme="dark")
         page.set_viewport_size({"width": 360, "height": 740})
+        page.wait_for_timeout(300)  # the thread drawer slides away
         screenshot(page, "chat-dark-360")
         page.set_viewport_size({"width": 1280, "height": 800})
         screenshot(page, "chat-dark-1280")

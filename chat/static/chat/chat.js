@@ -57,7 +57,14 @@
     var t = ui.transcript;
     return t.scrollHeight - t.scrollTop - t.clientHeight < 60;
   }
-  ui.transcript.addEventListener("scroll", function () { follow = nearBottom(); });
+  var lastTop = 0;
+  ui.transcript.addEventListener("scroll", function () {
+    // only the reader scrolls up (the page scrolls down, or the browser clamps at the bottom)
+    var top = ui.transcript.scrollTop;
+    if (nearBottom()) follow = true;
+    else if (top < lastTop) follow = false;
+    lastTop = top;
+  });
   function scrollDown() { ui.transcript.scrollTop = ui.transcript.scrollHeight; }
   function followUp() { if (follow) scrollDown(); }
   function append(node) {
@@ -143,6 +150,7 @@
     var run = runId && state.runs[runId];
     if (run && !run.body.firstChild) {
       ui.transcript.insertBefore(signalNode(sig), run.wrap);
+      followUp();
     } else {
       append(signalNode(sig));
       if (run) run.split = true;
@@ -482,6 +490,7 @@
     }
     switch (f.type) {
       case "accepted":
+        if (!ui.threads.querySelector(".thread-item.current")) loadThreads(); // a thread's first input
         if (f.action === "discard" || f.action === "blocked") notice("The message was not accepted (" + f.action + ").", "error-note");
         break;
       case "queue":
