@@ -15,6 +15,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from agents.models import Run
+from agents.registry import get_mastra
 from agents.runtime.errors import SignalError, ToolApprovalError
 
 from .frames import Frame
@@ -60,17 +61,20 @@ async def run_abort(target: Target, frame: Frame) -> list[dict]:
 
 
 @database_sync_to_async
-def run_in_thread(run_id: str, thread_id: str) -> bool:
-    return Run.objects.filter(pk=run_id, thread_id=thread_id).exists()
+def run_agent_id(run_id: str, thread_id: str) -> str | None:
+    """The agent of run ``run_id`` when it is a run of this thread, else None."""
+    return Run.objects.filter(pk=run_id, thread_id=thread_id).values_list("agent_id", flat=True).first()
 
 
 async def tool_decide(target: Target, frame: Frame) -> list[dict]:
-    """Approve or decline the pending tool call of a run of this thread; the continued run streams
-    to the thread's subscribers."""
-    if not await run_in_thread(frame.run_id, target.thread_id):
+    """Approve or decline the pending tool call of a run of this thread; the run continues with
+    its own agent (the page may have switched agents since) and streams to the thread's subscribers."""
+    agent_id = await run_agent_id(frame.run_id, target.thread_id)
+    if agent_id is None:
         raise ToolApprovalError(f"no run {frame.run_id!r} waits for approval in this thread",
                                 code="approval_not_found")
-    decide = target.agent.approve_tool_call if frame.approved else target.agent.decline_tool_call
+    agent = target.agent if agent_id == target.agent.id else get_mastra().get_agent(agent_id)
+    decide = agent.approve_tool_call if frame.approved else agent.decline_tool_call
     await decide(run_id=frame.run_id, tool_call_id=frame.tool_call_id)
     return []
 

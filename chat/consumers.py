@@ -45,6 +45,11 @@ def requested_last_seq(query_string: bytes) -> int | None:
 
 
 class ThreadConsumer(AsyncWebsocketConsumer):
+    #: no channel of its own: the thread runtime brings chunks from other processes (one listener
+    #: per thread and process), so a socket needs no reader on the channel layer (on Redis that
+    #: would be one more blocking reader per connection)
+    channel_layer_alias = None
+
     target: Target | None = None
     subscription = None
     pump: asyncio.Task | None = None

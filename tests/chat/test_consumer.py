@@ -397,3 +397,21 @@ async def test_an_oversize_message_gets_an_error_frame_and_stores_nothing(chat_s
     finally:
         configure_limits(max_signal_bytes=previous)
     assert await sync_to_async(ThreadInput.objects.count)() == 0
+
+
+async def test_an_approval_continues_the_run_with_its_own_agent_after_switching_agents(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    run_id, call_id = await suspend_on_delete(comm)
+    await comm.disconnect()
+    other = await open_socket(alice, agent="helper")  # the same thread, watched through another agent
+    snapshot = await other.receive_json_from()
+    assert [a["toolCallId"] for a in snapshot["approvals"]] == [call_id]
+    replayed = await frames_until(other, run_ended)  # the suspended run from its start
+    assert replayed[-1]["payload"]["stepResult"]["reason"] == "suspended"
+    await send(other, {"type": "tool-approval", "runId": run_id, "toolCallId": call_id, "approved": True})
+    frames = await frames_until(other, run_ended)
+    assert next(f for f in frames if f["type"] == "tool-result")["payload"]["result"] == {"deleted": "/tmp/x"}
+    assert frames[-1]["type"] == "finish" and frames[-1]["payload"]["stepResult"]["reason"] == "stop"
+    assert site.DELETED == [{"path": "/tmp/x"}]
+    await other.disconnect()
