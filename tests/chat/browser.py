@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -63,6 +64,51 @@ def daphne_server(db_url: str, tmp_path: Path, **env_extra: str):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        wait_for_server_sessions_to_end()
+
+
+def orm(fn):
+    """Run ``fn()`` (ORM calls) in a thread of its own and close that thread's connection.
+
+    Playwright's sync API keeps an event loop running in the test's thread, which makes Django's
+    connections there context-local: one opened beside Playwright would never be closed, and
+    PostgreSQL refuses to drop a test database with a session left."""
+    from django.db import connections
+
+    out: dict = {}
+
+    def work():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def wait_for_server_sessions_to_end(timeout: float = 10.0) -> None:
+    """On PostgreSQL, until the stopped server's database sessions are gone (a backend outlives
+    its client by a moment, and a test database with a session left cannot be dropped)."""
+    from django.db import connection
+
+    def others() -> int:
+        if connection.vendor != "postgresql":
+            return 0
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid()")
+            return cursor.fetchone()[0]
+
+    deadline = time.monotonic() + timeout
+    while orm(others) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.chat.browser import chromium, daphne_server, screenshot
+from tests.chat.browser import chromium, daphne_server, orm, screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,12 +21,6 @@ PASSWORD = "a-long-secret-9"
 SLOW = {"MASTRA_TEST_ECHO_DELAY_MS": "60", "MASTRA_TEST_ECHO_CHUNK": "4"}
 LONG = "\n".join(f"line {n} of a long answer" for n in range(1, 9))
 LONG_ECHO = "\n".join(f"echo: line {n} of a long answer" for n in range(1, 9))
-
-
-@pytest.fixture(autouse=True)
-def _sync_orm_beside_playwright(monkeypatch):
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls of the test are sync
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture
@@ -84,7 +78,7 @@ def test_first_account_login_stream_and_reload_mid_stream(db_url_for_subprocess,
         page.fill("#id_password2", PASSWORD)
         page.click("#setup-form button[type=submit]")
         page.wait_for_selector("#conn-status[data-state=connected]")
-        root = get_user_model().objects.get()
+        root = orm(lambda: get_user_model().objects.get())
         assert (root.username, root.is_superuser) == ("root", True)
 
         # log out, and the offer of a first account is gone
@@ -141,7 +135,7 @@ def test_first_account_login_stream_and_reload_mid_stream(db_url_for_subprocess,
 
 
 def test_stop_approve_notify_queue_and_html_as_text(db_url_for_subprocess, tmp_path, browser):
-    get_user_model().objects.create_user("ann", password=PASSWORD)
+    orm(lambda: get_user_model().objects.create_user("ann", password=PASSWORD))
     with daphne_server(db_url_for_subprocess, tmp_path, **SLOW) as base:
         page = browser.new_page()
         sign_in(page, base)
