@@ -50,6 +50,20 @@ def say(page, text: str, *, queue: bool = False) -> None:
         page.press("#composer", "Enter")
 
 
+#: the test's handle on the page's websockets (to drop one as a network failure would)
+KEEP_SOCKETS = """
+window.testSockets = [];
+const PageSocket = window.WebSocket;
+window.WebSocket = function (url, protocols) {
+  const socket = new PageSocket(url, protocols);
+  window.testSockets.push(socket);
+  return socket;
+};
+window.WebSocket.prototype = PageSocket.prototype;
+Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+"""
+
+
 def assistant_texts(page) -> list[str]:
     return page.locator(".msg-assistant .md").all_inner_texts()
 
@@ -67,9 +81,19 @@ def wait_text(page, index: int, text: str, timeout: float = 20_000) -> None:
                            arg=[index, text], timeout=timeout)
 
 
+def store_signals(resource_id: str, thread_id: str, signals: list[dict]) -> None:
+    """Write inputs into a thread's history as if another channel had sent them."""
+    from agents.runtime.signal import create_signal, render_signal
+    from agents.store import messages_save
+
+    messages_save(resource_id=resource_id, thread_id=thread_id,
+                  messages=[render_signal(create_signal(signal)) for signal in signals])
+
+
 def test_first_account_login_stream_and_reload_mid_stream(db_url_for_subprocess, tmp_path, browser):
     with daphne_server(db_url_for_subprocess, tmp_path, **SLOW) as base:
         page = browser.new_page()
+        page.add_init_script(KEEP_SOCKETS)
         page.goto(base + "/")
         assert page.url == base + "/login/?next=/"
         page.click("#setup-link")
@@ -117,6 +141,20 @@ def test_first_account_login_stream_and_reload_mid_stream(db_url_for_subprocess,
         assert assistant_texts(page) == ["echo: first\necho: second", LONG_ECHO]
         assert page.locator(".msg-user").count() == 2
         assert page.locator("[data-run-id]").count() == 1  # the one run that was live when we reloaded
+
+        # the connection drops mid-stream: the page reconnects with its last seq and the answer
+        # goes on where it was, nothing lost, nothing twice
+        say(page, "again\n" + LONG)
+        page.wait_for_function("() => { const m = document.querySelectorAll('.msg-assistant .md'); "
+                               "return m.length === 3 && m[2].innerText.includes('line 1'); }")
+        sockets = page.evaluate("window.testSockets.length")
+        page.evaluate("window.testSockets[window.testSockets.length - 1].close()")
+        page.wait_for_function("n => window.testSockets.length > n", arg=sockets, timeout=10_000)
+        assert re.search(r"\?lastSeq=\d+$", page.evaluate("window.testSockets[window.testSockets.length - 1].url"))
+        page.wait_for_selector("#conn-status[data-state=connected]")
+        wait_text(page, 2, "echo: again\n" + LONG_ECHO)
+        wait_idle(page)
+        assert len(assistant_texts(page)) == 3 and page.locator(".msg-user").count() == 3
 
         # the thread is listed; a search finds it by id, a miss finds nothing
         page.wait_for_selector(".thread-item.current")
@@ -204,6 +242,22 @@ def test_stop_approve_notify_queue_and_html_as_text(db_url_for_subprocess, tmp_p
         assert page.locator(".msg-user .plain").last.inner_text() == attack
         assert page.evaluate("window.owned === undefined")
         assert page.locator("#transcript img, #transcript script").count() == 0
+
+        # inputs from elsewhere, rendered by kind: a Slack user with their name and platform, a
+        # system reminder hidden until the toggle shows it
+        thread_id = re.search(r"/threads/([^/]+)$", page.url).group(1)
+        orm(lambda: store_signals("ann", thread_id, [
+            {"type": "user", "contents": "from the channel", "attributes": {"sender": "Bea <b>", "platform": "slack"}},
+            {"type": "reactive", "contents": "remember the runbook"}]))
+        page.reload()
+        page.wait_for_selector("#conn-status[data-state=connected]")
+        label = page.locator(".msg-user", has_text="from the channel").locator(".msg-label")
+        assert label.inner_text() == "Bea <b> · slack"
+        reminder = page.locator(".reminder", has_text="remember the runbook")
+        assert reminder.count() == 1 and not reminder.is_visible()
+        page.check("#show-reminders")
+        assert reminder.is_visible()
+        assert reminder.locator(".reminder-tag").inner_text() == "system-reminder"
 
         # dark mode at 360 px
         page.emulate_media(color_scheme="dark")
