@@ -658,7 +658,11 @@
   }
   ui.notifToggle.addEventListener("click", function () { toggleNotifications(ui.notifPanel.hidden); });
   ui.notifClose.addEventListener("click", function () { toggleNotifications(false); });
-  function reminders() { document.body.classList.toggle("show-reminders", ui.reminders.checked); }
+  function reminders() {
+    document.body.classList.toggle("show-reminders", ui.reminders.checked);
+    followUp();
+  }
+  window.addEventListener("resize", followUp);
   ui.reminders.addEventListener("change", reminders);
   reminders();
   setInterval(function () { if (document.visibilityState === "visible") loadNotifications(); }, 15000);
