@@ -666,6 +666,10 @@
   ui.reminders.addEventListener("change", reminders);
   reminders();
   setInterval(function () { if (document.visibilityState === "visible") loadNotifications(); }, 15000);
+  // a frame now and then keeps proxies from closing a quiet socket
+  setInterval(function () {
+    if (state.socket && state.socket.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify({ type: "ping" }));
+  }, 25000);
 
   // -- start ----------------------------------------------------------------------------------
   api("GET", "/chat/api/agents").then(function (data) {
