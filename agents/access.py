@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 
-from agents.models import Thread
+from agents.models import Run, Thread
 from agents.runtime.errors import MastraError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_THREAD_ID, id_check
 
@@ -103,6 +103,19 @@ class Caller:
             threads = threads.filter(resource_id=self.resource(resource_id))
         return threads
 
+    def run_thread(self, run_id: str) -> Thread | None:
+        """The thread run ``run_id`` answered in, when the caller may see it; None for an unknown
+        run or a run without a thread (its id is then the only key to it). Another user's run is
+        :class:`ThreadNotFound` for a non-staff caller."""
+        id_check(run_id, "runId", MAX_THREAD_ID)
+        run = Run.objects.filter(pk=run_id).select_related("thread").first()
+        if run is None or run.thread is None:
+            return None
+        if not self.may_see(run.thread):
+            raise ThreadNotFound(f"run {run_id!r} not found")
+        return run.thread
+
     athread = database_sync_to_async(thread)
+    arun_thread = database_sync_to_async(run_thread)
     aexisting_thread = database_sync_to_async(existing_thread)
     atarget = database_sync_to_async(target)

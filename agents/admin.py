@@ -10,9 +10,11 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
+from agents.observability import Score, TraceSpan
+from agents.observability_services import run_scores, run_spans
 from agents.runtime.threads import thread_key
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
@@ -87,11 +89,64 @@ class RunAdmin(ReadOnlyAdmin):
     list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "started_at", "finished_at")
     list_filter = ("status", "finish_reason", "agent_id")
     search_fields = ("id", "thread__id", "thread__resource_id")
-    readonly_fields = ("thread_link",)
+    readonly_fields = ("thread_link", "scores", "trace")
 
     @admin.display(description="thread")
     def thread_link(self, obj: Run) -> str:
         return _link("thread", obj.thread_id)
+
+    @admin.display(description="scores")
+    def scores(self, obj: Run) -> str:
+        return scores_table(run_scores(run_id=obj.id))
+
+    @admin.display(description="trace")
+    def trace(self, obj: Run) -> str:
+        return spans_table(run_spans(run_id=obj.id))
+
+
+def scores_table(scores: list) -> str:
+    """The scores of a run as an HTML table (read-only)."""
+    if not scores:
+        return "-"
+    rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                            ((s.scorer_name or s.scorer_id, "-" if s.score is None else s.score,
+                              s.reason or "", s.error or "") for s in scores))
+    return format_html('<table class="run-scores"><tr><th>scorer</th><th>score</th><th>reason</th>'
+                       "<th>error</th></tr>{}</table>", rows)
+
+
+def spans_table(spans: list) -> str:
+    """A run's trace as an indented HTML table: each span under its parent."""
+    if not spans:
+        return "-"
+    depth: dict[str, int] = {}
+    for span in spans:
+        depth[span.span_id] = depth.get(span.parent_span_id, -1) + 1
+    rows = format_html_join("", '<tr><td style="padding-left:{}em">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
+                            ((depth[s.span_id] * 1.5, s.name, s.type,
+                              "-" if s.duration_ms is None else f"{s.duration_ms} ms",
+                              (s.error or {}).get("message", "")) for s in spans))
+    return format_html('<table class="run-trace"><tr><th>span</th><th>type</th><th>duration</th><th>error</th>'
+                       "</tr>{}</table><p>trace {}</p>", rows, spans[0].trace_id)
+
+
+@admin.register(Score)
+class ScoreAdmin(ReadOnlyAdmin):
+    list_display = ("scorer_id", "run_link", "agent_id", "score", "created_at")
+    list_filter = ("scorer_id", "agent_id")
+    search_fields = ("run_id", "scorer_id", "thread_id", "resource_id")
+    readonly_fields = ("run_link",)
+
+    @admin.display(description="run")
+    def run_link(self, obj: Score) -> str:
+        return _link("run", obj.run_id) if Run.objects.filter(pk=obj.run_id).exists() else obj.run_id
+
+
+@admin.register(TraceSpan)
+class TraceSpanAdmin(ReadOnlyAdmin):
+    list_display = ("name", "type", "trace_id", "span_id", "parent_span_id", "run_id", "duration_ms")
+    list_filter = ("type",)
+    search_fields = ("trace_id", "span_id", "run_id", "name")
 
 
 @admin.register(ToolApproval)

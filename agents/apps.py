@@ -12,6 +12,17 @@ class AgentsConfig(AppConfig):
 
         set_run_store(DjangoStore())
         set_thread_runtime_factory(build_thread_runtime)
+        install_otel_exporter()
+
+
+def install_otel_exporter():
+    """Export run traces over OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (off by default);
+    returns the exporter or None."""
+    from agents.runtime.tracing import add_trace_exporter
+    from agents.runtime.tracing.otel import otel_exporter_from_env
+
+    exporter = otel_exporter_from_env()
+    return add_trace_exporter(exporter) if exporter is not None else None
 
 
 def build_thread_runtime():

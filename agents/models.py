@@ -218,3 +218,6 @@ class ThreadEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id}#{self.seq}"
+
+# -- scores and trace spans of runs (their own module) --
+from agents.observability import Score, TraceSpan  # noqa: E402,F401

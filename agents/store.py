@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from agents.connections import async_twin
+from agents.observability_services import ascore_save, aspans_save
 from django.db import transaction
 from django.utils import timezone
 
@@ -247,5 +248,12 @@ class DjangoStore:
 
     async def pending_approvals(self, **kwargs):
         return await aapprovals_pending(**kwargs)
+
+    # -- scores and trace spans (agents.observability_services) --
+    async def save_score(self, score: dict) -> None:
+        await ascore_save(score=score)
+
+    async def save_spans(self, spans: list[dict]) -> None:
+        await aspans_save(spans=spans)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
-from .models import NotificationRecord
+from .models import NotificationRecord, WebhookDelivery, WebhookEndpoint
 from .services import notification_archive, notification_dismiss, notifications_deliver_now
 from .tasks import request_dispatch
 
@@ -45,3 +45,30 @@ class NotificationRecordAdmin(admin.ModelAdmin):
         queued = request_dispatch()
         when = "now" if queued else "at the next dispatch (in-process scheduler)"
         self.message_user(request, f"{count} notification(s) will be delivered {when}.", messages.SUCCESS)
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Endpoints are edited here: source, secret, the agent and the thread routing, priority rules."""
+
+    list_display = ("name", "source", "agent_id", "resource_id", "thread_template", "enabled", "updated_at")
+    list_filter = ("source", "enabled")
+    search_fields = ("name", "agent_id", "resource_id")
+    fields = ("name", "source", "secret", "agent_id", "resource_id", "thread_template", "priority_rules",
+              "mention_name", "enabled")
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """What each endpoint received (read-only): the delivery id, the event and what it became."""
+
+    list_display = ("delivery_id", "endpoint", "event", "outcome", "received_at")
+    list_filter = ("outcome", "endpoint")
+    search_fields = ("delivery_id", "event")
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -114,3 +114,72 @@ RECORD_FIELDS = (
     "attempt_signal_id", "attempt_kind", "created_at", "updated_at", "seen_at", "dismissed_at", "archived_at",
     "discarded_at", "delivered_at",
 )
+
+
+class WebhookEndpoint(models.Model):
+    """Where a GitHub or Slack webhook delivers (``/api/webhooks/<source>/<name>``): the secret that
+    signs its requests and how its events become notifications (``inbox.webhooks``).
+
+    ``thread_template`` names the thread a notification goes to; it may use ``{source}``,
+    ``{repository}``, ``{branch}``, ``{number}``, ``{channel}`` and ``{user}`` (an empty string when
+    the event has none). ``priority_rules`` maps a kind (``ci-status``, ``review-comment``,
+    ``mention``, ``direct-message``) to the priority to use instead of the default. ``mention_name``
+    (a GitHub login) turns a comment that contains ``@mention_name`` into a ``mention``."""
+
+    class Source(models.TextChoices):
+        GITHUB = "github"
+        SLACK = "slack"
+
+    name = models.SlugField(max_length=100, unique=True, help_text="the last part of the webhook URL")
+    source = models.CharField(max_length=16, choices=Source.choices)
+    secret = models.CharField(max_length=255, help_text="GitHub webhook secret or Slack signing secret")
+    agent_id = models.CharField(max_length=255, help_text="the agent whose thread gets the notifications")
+    resource_id = models.CharField(max_length=255, help_text="the resource (user) that owns the threads")
+    thread_template = models.CharField(max_length=255, default="{source}:{repository}{channel}")
+    priority_rules = models.JSONField(default=dict, blank=True)
+    mention_name = models.CharField(max_length=100, blank=True, default="")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.name}"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        rules = self.priority_rules
+        if not isinstance(rules, dict) or not all(
+                isinstance(k, str) and v in NotificationRecord.Priority.values for k, v in rules.items()):
+            raise ValidationError({"priority_rules": "a JSON object of kind → low, medium, high or urgent"})
+        try:
+            self.thread_template.format(source="", repository="", branch="", number="", channel="", user="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValidationError({"thread_template": f"unknown placeholder or bad format: {exc}"}) from None
+
+
+class WebhookDelivery(models.Model):
+    """One delivery an endpoint received, by the sender's id (``X-GitHub-Delivery``, Slack's
+    ``event_id``): a redelivery of the same id stores nothing more."""
+
+    class Outcome(models.TextChoices):
+        RECEIVED = "received"  # claimed, being turned into a notification
+        STORED = "stored"
+        IGNORED = "ignored"
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    delivery_id = models.CharField(max_length=255)
+    event = models.CharField(max_length=100)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RECEIVED)
+    record_ids = models.JSONField(default=list, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        constraints = [models.UniqueConstraint(fields=["endpoint", "delivery_id"], name="webhook_delivery_once")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} {self.delivery_id} ({self.outcome})"

@@ -18,9 +18,9 @@ def _thread_rows(*, resource_id: str | None, thread_id: str | None):
 
 def notification_list(*, resource_id: str | None, thread_id: str | None, status: str | list[str] | None = None,
                       priority: str | None = None, source: str | None = None, query: str | None = None,
-                      limit: int = 20) -> tuple[list[dict], int]:
+                      limit: int = 20, offset: int = 0) -> tuple[list[dict], int]:
     """Records of a thread (or of a resource), newest first, filtered (``status``: one or a list);
-    returns (records, total)."""
+    returns (records, total); ``offset`` skips that many records first."""
     rows = _thread_rows(resource_id=resource_id, thread_id=thread_id)
     if isinstance(status, list):
         rows = rows.filter(status__in=status)
@@ -33,7 +33,7 @@ def notification_list(*, resource_id: str | None, thread_id: str | None, status:
     if query:
         rows = rows.filter(Q(summary__icontains=query) | Q(source__icontains=query) | Q(kind__icontains=query))
     total = rows.count()
-    return [r.to_record() for r in rows.order_by("-created_at", "-id")[:limit]], total
+    return [r.to_record() for r in rows.order_by("-created_at", "-id")[offset:offset + limit]], total
 
 
 def notification_counts(*, resource_id: str | None, thread_id: str | None) -> dict[str, int]:

@@ -157,6 +157,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",  # HTTP API: tokens (manage.py drf_create_token <user>)
+    "drf_spectacular",  # HTTP API: OpenAPI schema at /api/schema/
     "channels",
     "agents",
     "inbox",
@@ -232,6 +234,8 @@ else:
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# Workflows on Celery: canvas results come back through a result backend (the broker's Redis by default)
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL) or None
 
 MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")
@@ -278,10 +282,29 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# HTTP API (agents.api, docs/api.md): token ("Token <key>" or "Bearer <key>") and session auth,
+# signed-in users only, a per-user rate on the routes that send into threads (429 past it), a body
+# size limit (413 past it) and the SSE keep-alive interval.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication",
+                                       "agents.api.auth.BearerTokenAuthentication",
+                                       "rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"agent-send": env_str("MASTRA_API_SEND_RATE", "600/min")},
+    "EXCEPTION_HANDLER": "agents.api.errors.api_exception_handler",
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "mastra-django HTTP API",
+    "DESCRIPTION": "Mastra's agent routes (for @mastra/client-js), thread signals, memory, the notification "
+                   "inbox and webhooks. See docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
+}
+MASTRA_API_MAX_BODY = env_int("MASTRA_API_MAX_BODY", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
+MASTRA_API_KEEPALIVE_S = env_int("MASTRA_API_KEEPALIVE_S", 25, minimum=1, maximum=3_600)
 
 # Browser chat UI (docs/chat.md): its login pages, and the largest websocket frame it reads
 # (a frame over it gets an error frame; a message is bounded by MASTRA_MAX_SIGNAL_BYTES).

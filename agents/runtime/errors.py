@@ -91,3 +91,10 @@ class NotificationError(MastraError):
     """A notification, a delivery policy or an inbox action was invalid; nothing was stored."""
 
     code = "notification_error"
+
+
+class ProcessorError(MastraError):
+    """A processor's hook raised (not its ``abort``): the run ends with this error, naming the
+    processor and the hook."""
+
+    code = "processor_error"

@@ -6,8 +6,10 @@ from typing import Any, Callable
 
 from .errors import AgentConfigError
 from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
+from .legacy_options import legacy_options_apply
 from .limits import current_limits
 from .naming import snake_case, snake_keys
+from .option_checks import surface_options_check
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -29,6 +31,16 @@ UNSUPPORTED_AGENT_OPTIONS = frozenset({
     "default_stream_options_legacy",
 })
 NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
+# -- the rest of Mastra's Agent surface (legacy names, processors, delegation, scoring, tracing) --
+SURFACE_OPTIONS = frozenset({"output", "delegation", "auto_resume_suspended_tools", "is_task_complete", "scorers",
+                             "return_scorer_data", "telemetry", "tracing_options", "tracing_context"})
+OPTION_NAMES = OPTION_NAMES | SURFACE_OPTIONS
+UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
+SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra", "transform", "workflows"})
+UNSUPPORTED_AGENT_OPTIONS = UNSUPPORTED_AGENT_OPTIONS - SURFACE_AGENT_OPTIONS
+#: constructor options rejected for good (not "yet"), with the reason
+REJECTED_AGENT_OPTIONS = {"voice": "voice (speech input and output) is not part of this runtime; "
+                                   "transcribe and synthesise speech around the agent"}
 MODEL_SETTINGS = frozenset({"temperature", "max_output_tokens", "top_p", "top_k", "presence_penalty",
                             "frequency_penalty", "stop_sequences", "max_retries", "seed", "headers"})
 MEMORY_KEYS = frozenset({"resource", "thread", "options", "on_title_generated"})
@@ -48,6 +60,8 @@ def check_agent_keywords(unknown: dict, known: tuple[str, ...]) -> None:
         return
     name = sorted(unknown)[0]
     snake = snake_case(name)
+    if snake in REJECTED_AGENT_OPTIONS:
+        raise AgentConfigError(name, REJECTED_AGENT_OPTIONS[snake], code="unsupported_option")
     if snake in UNSUPPORTED_AGENT_OPTIONS:
         raise AgentConfigError(name, NOT_SUPPORTED, code="unsupported_option")
     if snake != name and snake in known:
@@ -63,6 +77,7 @@ def validate_options(options: dict) -> dict:
         if name in UNSUPPORTED_OPTIONS:
             raise AgentConfigError(f"options.{name}", NOT_SUPPORTED, code="unsupported_option")
         raise AgentConfigError(f"options.{name}", "unknown option")
+    legacy_options_apply(options)
     max_steps = options.get("max_steps")
     if max_steps is not None and (not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1):
         raise AgentConfigError("options.max_steps", "must be a positive integer")
@@ -157,6 +172,7 @@ def validate_options(options: dict) -> dict:
     po = options.get("provider_options")
     if po is not None and not isinstance(po, dict):
         raise AgentConfigError("options.provider_options", "must be a dict of {provider: {option: value}}")
+    surface_options_check(options)
     return options
 
 

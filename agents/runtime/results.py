@@ -109,13 +109,15 @@ class GenerateResult:
     tripwire: dict | None = None
     trace_id: str | None = None
     span_id: str | None = None
+    #: what the scorers score, with ``return_scorer_data`` (``{"input": {...}, "output": [...]}``)
+    scoring_data: dict | None = None
 
     def to_dict(self) -> dict:
         """Mastra's camelCase JSON form (what the HTTP API answers)."""
         error = None
         if self.error is not None:
             error = {"message": str(self.error), "code": getattr(self.error, "code", "error")}
-        return {
+        data = {
             "runId": self.run_id, "text": self.text, "object": self.object, "toolCalls": self.tool_calls,
             "toolResults": self.tool_results, "usage": self.usage.camel(), "totalUsage": self.total_usage.camel(),
             "steps": [s.to_dict() for s in self.steps], "finishReason": self.finish_reason,
@@ -126,9 +128,22 @@ class GenerateResult:
             "rememberedMessages": self.remembered_messages, "error": error, "tripwire": self.tripwire,
             "traceId": self.trace_id, "spanId": self.span_id,
         }
+        if self.scoring_data is not None:  # only with return_scorer_data, as Mastra's
+            data["scoringData"] = _camel_scoring(self.scoring_data)
+        return data
+
+
+def _camel_scoring(data: dict | None) -> dict | None:
+    if data is None:
+        return None
+    return {"input": camel_keys(data["input"]), "output": data["output"]}
 
 
 def _camel_suspend(payload: dict | None) -> dict | None:
     if payload is None:
         return None
-    return {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}
+    out = {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}
+    if "suspend_payload" in payload:  # a tool that suspended itself (not an approval)
+        out["suspendPayload"] = payload["suspend_payload"]
+        out["resumeSchema"] = payload.get("resume_schema")
+    return out

@@ -9,8 +9,8 @@ A *signal* is the dict every thread input becomes::
 and ``system-reminder`` are normalised. :func:`render_signal` turns a signal into the model message
 (role ``user``) the next model step receives, by Mastra's rules (``signals.ts``): a user signal
 without attributes is its plain contents; otherwise all-text contents become one tag (parts joined
-by a newline) and multimodal contents get the tag on their first text part (or, without one, a
-self-closing tag before the other parts). Validation messages are Mastra's, word for word.
+by a newline) and multimodal contents get the tag on each text part (Mastra: on the first only; or,
+without one, a self-closing tag before the other parts). Validation messages are Mastra's, word for word.
 
 Beyond Mastra (docs/security.md): names must match in full (a trailing newline is refused),
 attribute values may not hold C0 control characters, a caller's signal id is at most 64 safe
@@ -225,8 +225,11 @@ def render_content(signal: dict) -> Any:
     * a user signal without (non-``None``) attributes: its contents as they are (a string, or the
       list of parts when there are several);
     * all-text contents without per-part provider options: one tag, the texts joined by a newline;
-    * otherwise the first text part's text is wrapped in the tag and the other parts are kept;
-      without a text part, a self-closing tag comes first as a text part.
+    * otherwise (images, files, per-part provider options) every text part is escaped and wrapped
+      in the tag, each on its own, and the other parts are kept; without a text part, a
+      self-closing tag comes first as a text part. Mastra wraps only the first text part and passes
+      the later ones to the model as they are: a later part could then carry third-party text that
+      poses as the user's own words (docs/security.md).
     """
     attributes = signal.get("attributes") or {}
     contents = signal["contents"]
@@ -238,14 +241,9 @@ def render_content(signal: dict) -> Any:
         return contents
     if all(p["type"] == "text" and not p.get("providerOptions") for p in contents):
         return render_tag(tag, attributes, "\n".join(p["text"] for p in contents))
-    content, wrapped = [], False
-    for part in contents:
-        if part["type"] == "text" and not wrapped:
-            wrapped = True
-            content.append({**part, "text": render_tag(tag, attributes, part["text"])})
-        else:
-            content.append(part)
-    if not wrapped:
+    content = [{**part, "text": render_tag(tag, attributes, part["text"])} if part["type"] == "text" else part
+               for part in contents]
+    if not any(part["type"] == "text" for part in contents):
         content.insert(0, {"type": "text", "text": render_tag(tag, attributes, "")})
     return content
 

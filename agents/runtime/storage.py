@@ -70,6 +70,12 @@ class RunStore(Protocol):
 
     async def pending_approvals(self, *, run_id: str | None = None) -> list[dict]: ...
 
+    async def save_score(self, score: dict) -> None:
+        """Store one scorer's result for a run (optional: a store without it keeps no scores)."""
+
+    async def save_spans(self, spans: list[dict]) -> None:
+        """Store the finished spans of a trace (optional: a store without it keeps no traces)."""
+
 
 class InMemoryStore:
     """Both protocols in plain dicts (single process; lost on exit)."""
@@ -79,6 +85,8 @@ class InMemoryStore:
         self.messages: dict[str, list[dict]] = {}
         self.runs: dict[str, dict] = {}
         self.suspended: dict[str, dict] = {}
+        self.scores: list[dict] = []
+        self.spans: list[dict] = []
 
     # MemoryStore -----------------------------------------------------------------------------
     def _check_owner(self, thread: dict | None, resource_id: str) -> None:
@@ -165,6 +173,12 @@ class InMemoryStore:
             raise ToolApprovalError("the pending tool call changed since it was requested", code="approval_mismatch")
         entry["status"] = decision
         return copy.deepcopy(entry["state"])
+
+    async def save_score(self, score):
+        self.scores.append(copy.deepcopy(score))
+
+    async def save_spans(self, spans):
+        self.spans.extend(copy.deepcopy(spans))
 
     async def pending_approvals(self, *, run_id=None):
         return [copy.deepcopy({k: v for k, v in e.items() if k != "state"}) for e in self.suspended.values()

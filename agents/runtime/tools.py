@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import AgentConfigError
+from .transforms import tool_transform_check
 
 try:  # pydantic is optional for the runtime; JSON Schema dicts work without it.
     import pydantic
@@ -32,6 +33,16 @@ class ToolTimeoutError(Exception):
 
 class ToolValidationError(Exception):
     """Arguments or a result did not match the tool's schema (message says where)."""
+
+
+class ToolSuspended(Exception):
+    """Raised by ``context.suspend(payload)``: the tool stops here and its run ends ``suspended``
+    until ``resume_generate`` / ``resume_stream`` (or an auto-resume) runs it again with
+    ``context.resume_data``."""
+
+    def __init__(self, payload: Any = None):
+        super().__init__("tool suspended")
+        self.payload = payload
 
 
 def _is_pydantic_model(schema: Any) -> bool:
@@ -146,10 +157,16 @@ class ToolContext:
     request_context: dict = field(default_factory=dict)
     abort_signal: Any = None
     agent: Any = None
-    #: ``await context.suspend(payload)`` is reserved for tools that pause themselves.
+    #: ``context.suspend(payload)`` (awaited or not) stops the tool and suspends the run; the tool
+    #: runs again on resume with the caller's data in ``resume_data`` (validated by ``resume_schema``)
     suspend: Callable | None = None
+    resume_data: Any = None
     #: ``await context.send_signal(signal)`` injects a signal into the current run (thread runs).
     send_signal: Callable | None = None
+    #: the supervisor run's side of a sub-agent call (``agents.runtime.delegation.DelegationSeam``)
+    delegation: Any = None
+    #: ``{"current_span": span}``: the tool call's span (``create_child_span`` for your own spans)
+    tracing_context: Any = None
 
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).
@@ -164,7 +181,8 @@ class Tool:
     def __init__(self, *, id: str, description: str = "", input_schema: Any = None,
                  output_schema: Any = None, execute: Callable | None = None,
                  require_approval: bool = False, provider_options: dict | None = None,
-                 timeout_s: float = DEFAULT_TOOL_TIMEOUT_S):
+                 timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, suspend_schema: Any = None, resume_schema: Any = None,
+                 transform: Any = None):
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("tool.id", "must be a non-empty string")
         if execute is not None and not callable(execute):
@@ -178,6 +196,10 @@ class Tool:
         self.description = description
         self.input_schema = Schema(input_schema, field_name=f"tool {id!r}.input_schema") if input_schema is not None else None
         self.output_schema = Schema(output_schema, field_name=f"tool {id!r}.output_schema") if output_schema is not None else None
+        self.suspend_schema = Schema(suspend_schema, field_name=f"tool {id!r}.suspend_schema") if suspend_schema is not None else None
+        self.resume_schema = Schema(resume_schema, field_name=f"tool {id!r}.resume_schema") if resume_schema is not None else None
+        #: what display streams and transcripts show of this tool's payloads (``agents.runtime.transforms``)
+        self.transform = tool_transform_check(transform, f"tool {id!r}.transform")
         self.execute = execute
         self.require_approval = bool(require_approval)
         self.provider_options = provider_options or {}
@@ -250,9 +272,13 @@ def _arity(func: Callable) -> int:
 
 def create_tool(*, id: str, description: str = "", input_schema: Any = None, output_schema: Any = None,
                 execute: Callable | None = None, require_approval: bool = False,
-                provider_options: dict | None = None, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> Tool:
+                provider_options: dict | None = None, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+                suspend_schema: Any = None, resume_schema: Any = None, transform: Any = None) -> Tool:
     """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``; a
-    sync one runs in a worker thread. A call running over ``timeout_s`` seconds ends as a tool error."""
+    sync one runs in a worker thread. A call running over ``timeout_s`` seconds ends as a tool error.
+    ``context.suspend(payload)`` pauses the run (``suspend_schema`` checks the payload); the resume data
+    is checked by ``resume_schema``. ``transform`` changes what displays and transcripts show."""
     return Tool(id=id, description=description, input_schema=input_schema, output_schema=output_schema,
                 execute=execute, require_approval=require_approval, provider_options=provider_options,
-                timeout_s=timeout_s)
+                timeout_s=timeout_s, suspend_schema=suspend_schema, resume_schema=resume_schema,
+                transform=transform)

@@ -76,3 +76,19 @@ async def test_async_twins(users):
     assert (await alice.atarget("t-alice")) == ("alice", "t-alice")
     with pytest.raises(ThreadNotFound):
         await bob.aexisting_thread("t-alice")
+
+
+def test_a_runs_thread_is_checked_as_its_thread(users):
+    from django.utils import timezone
+
+    from agents.models import Run
+
+    alice, bob, staff = users
+    Run.objects.create(id="run-a", agent_id="bot", thread_id="t-alice", started_at=timezone.now())
+    Run.objects.create(id="run-free", agent_id="bot", started_at=timezone.now())
+    assert alice.run_thread("run-a").id == "t-alice"
+    assert staff.run_thread("run-a").id == "t-alice"
+    with pytest.raises(ThreadNotFound):
+        bob.run_thread("run-a")
+    assert bob.run_thread("run-free") is None
+    assert bob.run_thread("missing") is None

@@ -3,6 +3,7 @@
 import pytest
 
 from agents.runtime import Agent, AgentConfigError, InMemoryMemory, create_tool
+from agents.runtime.delegation import SUB_AGENT_INPUT
 from agents.runtime.errors import RequestContextError
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 
@@ -98,8 +99,7 @@ def test_a_camel_case_keyword_names_its_snake_case_spelling():
         "defaultOptions", "agent_config_error", "defaultOptions: unknown option (the keyword is 'default_options')")
 
 
-@pytest.mark.parametrize("keyword", ["workflows", "scorers", "voice", "transform", "mastra",
-                                     "default_generate_options_legacy", "defaultStreamOptionsLegacy"])
+@pytest.mark.parametrize("keyword", ["default_generate_options_legacy", "defaultStreamOptionsLegacy"])
 def test_a_mastra_option_not_supported_yet_says_so(keyword):
     with pytest.raises(AgentConfigError) as info:
         Agent(id="a", instructions="x", model=ScriptedModel([]), **{keyword: {}})
@@ -301,9 +301,9 @@ async def test_sub_agent_is_exposed_as_an_agent_tool():
     model = ScriptedModel([text_step("ok")])
     await Agent(id="boss", instructions="x", model=model, agents={"helper": helper}).generate("hi")
     assert model.requests[0].tools == [{
-        "name": "agent-helper", "description": "Knows facts.",
-        "parameters": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
-    }]
+        "name": "agent-helper", "description": "Knows facts.", "parameters": SUB_AGENT_INPUT}]
+    assert SUB_AGENT_INPUT["required"] == ["prompt"]
+    assert sorted(SUB_AGENT_INPUT["properties"]) == ["instructions", "maxSteps", "prompt"]
 
 
 @pytest.mark.asyncio
@@ -312,7 +312,9 @@ async def test_sub_agent_tool_runs_the_sub_agent_and_returns_its_text():
     helper = Agent(id="helper", instructions="You help.", model=helper_model)
     model = ScriptedModel([tool_step(("c1", "agent-helper", {"prompt": "Capital of France?"})), text_step("Paris it is")])
     result = await Agent(id="boss", instructions="x", model=model, agents={"helper": helper}).generate("hi")
+    # the sub-agent gets the supervisor's conversation (without tool parts) as context, then its task
     assert helper_model.requests[0].messages == [{"role": "system", "content": "You help."},
+                                                 {"role": "user", "content": "hi"},
                                                  {"role": "user", "content": "Capital of France?"}]
     assert result.tool_results[0]["payload"]["result"] == {"text": "Paris"}
     assert result.text == "Paris it is"

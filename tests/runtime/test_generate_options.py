@@ -40,11 +40,7 @@ async def test_unknown_option_is_rejected_before_any_model_call():
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name, field", [
-    ("scorers", "options.scorers"), ("isTaskComplete", "options.is_task_complete"),
-    ("tracingOptions", "options.tracing_options"), ("delegation", "options.delegation"),
-    ("autoResumeSuspendedTools", "options.auto_resume_suspended_tools"), ("output", "options.output"),
-    ("returnScorerData", "options.return_scorer_data"), ("telemetry", "options.telemetry"),
-    ("tracingContext", "options.tracing_context"), ("versions", "options.versions"),
+    ("versions", "options.versions"),
 ])
 async def test_a_mastra_option_not_supported_yet_says_so(name, field):
     model = ScriptedModel([text_step("ok")])

@@ -135,14 +135,15 @@ def test_attributes_per_signal_are_capped(limits):
     assert (exc.code, exc.message) == ("too_many_attributes", "attributes: more than 3 attributes")
 
 
-def test_multimodal_contents_keep_mastras_rendering():
-    """Only the first text part is wrapped (and escaped), as in Mastra; see docs/security.md."""
+def test_multimodal_contents_escape_every_text_part():
+    """Every text part is escaped and wrapped (Mastra leaves later parts raw; see docs/security.md)."""
     signal = create_signal({"type": "notification", "contents": [
         {"type": "text", "text": "<a>"}, {"type": "image", "image": "data:image/png;base64,aGk="},
         {"type": "text", "text": "<b>"}]})
     assert render_signal(signal)["content"] == [
         {"type": "text", "text": "<notification>&lt;a&gt;</notification>"},
-        {"type": "image", "image": "data:image/png;base64,aGk="}, {"type": "text", "text": "<b>"}]
+        {"type": "image", "image": "data:image/png;base64,aGk="},
+        {"type": "text", "text": "<notification>&lt;b&gt;</notification>"}]
 
 
 # -- notifications -----------------------------------------------------------------------------

@@ -20,6 +20,9 @@ async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str
         raise AgentConfigError("run_id", "run_id and tool_call_id must be strings")
     state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision)
     stored = state.get("options") or {}
+    if state.get("trace"):  # the continuation joins the suspended run's trace
+        stored = {**stored, "tracing_options": {"trace_id": state["trace"]["trace_id"],
+                                                "parent_span_id": state["trace"]["span_id"]}}
     merged = await options_merge(agent, {**stored, **snake_keys(options)})
     merged["request_context"] = merged.get("request_context") or state.get("request_context") or {}
     mem = state.get("memory")
@@ -32,10 +35,13 @@ async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str
     return parts
 
 
-async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict) -> AgentOutput:
-    """Claim the suspended run and continue it. A thread run continues under the thread's lease
-    (its chunks reach the thread's subscribers); any other run continues here."""
-    parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
+async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict, *,
+                        parts: dict | None = None) -> AgentOutput:
+    """Claim the suspended run and continue it (``parts``: already claimed and built). A thread run
+    continues under the thread's lease (its chunks reach the thread's subscribers); any other run
+    continues here."""
+    if parts is None:
+        parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
     user_on_chunk = snake_keys(options).get("on_chunk")
 
     def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,

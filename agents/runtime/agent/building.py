@@ -12,11 +12,15 @@ from ..errors import AgentConfigError, RequestContextError
 from ..messages import new_id, normalize_messages, now_iso, system_messages, text_of
 from ..naming import snake_keys
 from ..options import validate_options
+from ..processors import processors_check, processors_flatten
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
+from ..scoring import scorers_check
+from ..run.suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
-from ..tools import Tool, ToolValidationError, create_tool
+from ..tracing import run_span_open
+from ..tools import ToolValidationError
 from .config import check_tools
 from .title import title_generate_soon
 
@@ -102,24 +106,48 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         for m in input_messages:
             m["threadId"] = thread_id
             m["resourceId"] = mem_opt["resource"]
+    resumable: list[dict] = []
+    if options.get("auto_resume_suspended_tools"):
+        if memory is None:
+            raise AgentConfigError("options.auto_resume_suspended_tools", "needs memory (a thread to resume in)")
+        resumable = open_suspensions(remembered)
+        if resumable:
+            system = system + [{"role": "system", "content": auto_resume_instructions(resumable)}]
+    scorers = await scorers_resolve(agent, options, request_context)
+    run_id = run_id or options.get("run_id") or new_id()
+    span = run_span_open(agent=agent, run_id=run_id, options=options, request_context=request_context,
+                         input=[message_strip(m) for m in input_messages])
     abort_signal = options.get("abort_signal")
     if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
         raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
     descriptions = dict(agent.editor_overrides.get("tool_descriptions") or {})
     return dict(
-        agent=agent, run_id=run_id or options.get("run_id") or new_id(), model=model, system=system,
+        agent=agent, run_id=run_id, model=model, system=system,
         messages=[message_strip(m) for m in remembered] + context + [message_strip(m) for m in input_messages],
         input_messages=input_messages, tools=tools, tool_descriptions=descriptions, options=options,
         memory=memory, remembered=remembered, abort_signal=abort_signal,
         request_context=request_context, run_store=get_run_store(),
         # a call's processors replace the agent's, also when the list is empty (Mastra's ``??``)
-        input_processors=list(options["input_processors"] if options.get("input_processors") is not None
-                              else processors_static(agent.input_processors, request_context)),
-        output_processors=list(options["output_processors"] if options.get("output_processors") is not None
-                               else processors_static(agent.output_processors, request_context)),
+        input_processors=processors_flatten(options["input_processors"] if options.get("input_processors") is not None
+                                            else await processors_resolve(agent.input_processors, request_context,
+                                                                          "input_processors")),
+        output_processors=processors_flatten(options["output_processors"] if options.get("output_processors") is not None
+                                             else await processors_resolve(agent.output_processors, request_context,
+                                                                           "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
-        resolve_model=resolve_model,
+        resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span,
     )
+
+
+async def scorers_resolve(agent: Any, options: dict, request_context: dict) -> dict:
+    """The run's scorers: the call's (names refer to the agent's) or the agent's (a dict, or a
+    callable of the request context, sync or async)."""
+    own = agent.scorers
+    if callable(own):
+        own = scorers_check(await maybe_await(own(request_context)), "scorers")
+    if options.get("scorers") is not None:
+        return scorers_check(options["scorers"], "options.scorers", own or {})
+    return own or {}
 
 
 async def run_execute(run: Run, *, resuming: bool = False) -> GenerateResult:
@@ -162,27 +190,13 @@ def message_strip(message: dict) -> dict:
     return out
 
 
-def processors_static(processors: Any, request_context: dict) -> list:
-    """The agent's processors (a list, or a callable of the request context)."""
+async def processors_resolve(processors: Any, request_context: dict, field: str) -> list:
+    """The agent's processors: a list, or a callable of the request context (sync or async)
+    returning one (checked like a list given to the constructor)."""
     if callable(processors):
-        return list(processors(request_context))
+        return processors_check(await maybe_await(processors(request_context)), field)
     return list(processors or [])
 
 
-def agent_tool(sub: Any) -> Tool:
-    """A tool that delegates a task to the sub-agent ``sub`` (``Agent(agents={...})``)."""
-    async def execute(input: dict, context) -> dict:
-        result = await sub.generate(input["prompt"], abort_signal=context.abort_signal,
-                                    request_context=context.request_context)
-        if result.error is not None:
-            raise RuntimeError(f"sub-agent {sub.id!r} failed: {result.error}")
-        return {"text": result.text}
-
-    return create_tool(id=f"agent-{sub.id}", description=sub.description or f"Delegate a task to the {sub.name} agent.",
-                       input_schema={"type": "object", "properties": {"prompt": {"type": "string"}},
-                                     "required": ["prompt"]},
-                       execute=execute)
-
-
-__all__ = ["agent_tool", "message_strip", "noop", "options_merge", "processors_static", "run_after", "run_build",
+__all__ = ["message_strip", "noop", "options_merge", "processors_resolve", "run_after", "run_build",
            "run_execute", "run_parts"]

@@ -13,6 +13,9 @@ AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata
                  "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
                  "request_context_schema", "notifications", "editor")
 
+# -- the rest of Mastra's Agent surface (scorers, mastra) --
+AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows")
+
 
 def validate_editor(editor: Any) -> Any:
     """``editor``: None, False or ``{'instructions': bool, 'tools': bool | {'description': bool}}``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..delegation import sub_agent_tool
 from ..errors import AgentConfigError
 from ..ids import MAX_AGENT_ID, id_check
 from ..memory import BaseMemory
@@ -16,6 +17,10 @@ from ..messages import system_messages
 from ..naming import snake_keys
 from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
+from ..processors import processors_check
+from ..scoring import scorers_check
+from ..transforms import transform_policy_check
+from ..workflows import workflows_check
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -23,8 +28,9 @@ from ..threads import ThreadSubscription
 from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
 from .approvals import resume_output
-from .building import agent_tool, noop, options_merge, run_build, run_execute
+from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_tools, validate_editor
+from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
                          thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
 
@@ -37,6 +43,7 @@ class Agent:
                  agents: Any = None, default_options: Any = None, memory: BaseMemory | None = None,
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
+                 scorers: Any = None, mastra: Any = None, transform: dict | None = None, workflows: Any = None,
                  **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
@@ -86,8 +93,8 @@ class Agent:
             raise AgentConfigError("memory", "must be a Memory instance (agents.memory.Memory)")
         self.memory = memory
         for field, value in (("input_processors", input_processors), ("output_processors", output_processors)):
-            if value is not None and not callable(value) and not isinstance(value, (list, tuple)):
-                raise AgentConfigError(field, "must be a list of processors")
+            if value is not None and not callable(value):
+                processors_check(value, field)
         self.input_processors = input_processors or []
         self.output_processors = output_processors or []
         if not isinstance(max_processor_retries, int) or isinstance(max_processor_retries, bool) or max_processor_retries < 0:
@@ -101,7 +108,10 @@ class Agent:
             notifications = snake_keys(notifications)
         self.notifications = notifications or {}
         self.editor = validate_editor(editor)
-        self.mastra = None
+        self.scorers = scorers if scorers is None or callable(scorers) else scorers_check(scorers, "scorers")
+        self.mastra = mastra  # set by Mastra.register (Mastra's "injected automatically")
+        self.transform = transform_policy_check(transform, "transform")
+        self._workflows = workflows if workflows is None or callable(workflows) else workflows_check(workflows, "workflows")
         #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
         self.editor_overrides: dict = {}
 
@@ -132,8 +142,15 @@ class Agent:
         agents = self._agents
         if callable(agents):
             agents = await maybe_await(agents(request_context or {}))
+            if not isinstance(agents, dict) or not all(isinstance(a, Agent) for a in agents.values()):
+                raise AgentConfigError("agents", "the callable must return a dict of {name: Agent}")
         for key, sub in (agents or {}).items():
-            tools[f"agent-{key}"] = agent_tool(sub)
+            tools[f"agent-{key}"] = sub_agent_tool(key, sub)
+        workflows = self._workflows
+        if callable(workflows):
+            workflows = workflows_check(await maybe_await(workflows(request_context or {})), "workflows")
+        for key, workflow in (workflows or {}).items():
+            tools[f"workflow-{key}"] = workflow.tool(key)
         return tools
 
     def get_model(self, request_context: dict | None = None) -> Any:
@@ -201,6 +218,18 @@ class Agent:
 
     async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
         output = await resume_output(self, run_id, tool_call_id, "declined", options)
+        return await output.get_full_output()
+
+    # -- tools that suspended themselves -------------------------------------------------------
+    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None,
+                            **options: Any) -> AgentOutput:
+        """Continue a run suspended by a tool's ``suspend(payload)``: the tool runs again with
+        ``context.resume_data`` (checked against its ``resume_schema``)."""
+        return await resume_tool_output(self, resume_data, run_id=run_id, tool_call_id=tool_call_id, options=options)
+
+    async def resume_generate(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None,
+                              **options: Any) -> GenerateResult:
+        output = await resume_tool_output(self, resume_data, run_id=run_id, tool_call_id=tool_call_id, options=options)
         return await output.get_full_output()
 
     # -- threads and signals (DESIGN §3-§4; ``thread_api`` and ``agents.runtime.threads`` do the work) --

@@ -10,8 +10,11 @@ from ..errors import StructuredOutputError
 from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
-from . import structured
-from .hooks import TripWire, maybe_await
+from ..scoring import scorers_start, scoring_data
+from ..tracing import spans_export
+from ..transforms import transcript_messages
+from . import processing, structured
+from .hooks import maybe_await
 from .payloads import chunk_request, chunk_response
 
 logger = logging.getLogger(__name__)
@@ -30,7 +33,7 @@ async def finalize(run: Any) -> GenerateResult:
         except StructuredOutputError as exc:
             await run.finish_error(exc)
     if run.output_processors and run.finish_reason != "suspended":
-        text = await _output_processors(run, text)
+        text = await processing.output_result_run(run, text)
     settle = run.hooks.settle if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
     if save and settle is None:
@@ -45,7 +48,7 @@ async def finalize(run: Any) -> GenerateResult:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it
         unsaved = unsaved_messages(run) if save else []
-        await settle(unsaved, record_dict(run))
+        await settle(await transcript_messages(run, unsaved), record_dict(run))
         if run.memory is not None:
             run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
     else:
@@ -56,23 +59,26 @@ async def finalize(run: Any) -> GenerateResult:
             await maybe_await(callback(result))
         except Exception:
             logger.exception("on_finish of run %s raised", run.run_id)
+    scorers_start(run)
+    await trace_end(run, text)
     return result
 
 
-async def _output_processors(run: Any, text: str) -> str:
-    for processor in run.output_processors:
-        hook = getattr(processor, "process_output_result", None)
-        if hook is None:
-            continue
-        try:
-            changed = await maybe_await(hook(messages=run.response_messages, text=text,
-                                             abort=run.processor_abort(processor)))
-            if isinstance(changed, str):
-                text = changed
-        except TripWire as trip:
-            run.tripwire = trip.to_dict()
-            await run.send(run.chunk("tripwire", {"reason": trip.reason}))
-    return text
+async def trace_end(run: Any, text: str) -> None:
+    """End the run's root span; the run that opened the trace stores and exports its spans."""
+    span = run.span
+    if span is None:
+        return
+    span.end(output=text or None, error=run.error,
+             attributes={"finish_reason": run.finish_reason, "usage": dict(run.usage),
+                         **({"tripwire": run.tripwire["reason"]} if run.tripwire else {})})
+    trace = span.trace
+    if trace.spans[0] is not span:  # a run under another run's span: exported with that run
+        return
+    for other in trace.spans:
+        if other.ended is None:  # e.g. cut by an abort
+            other.end(error=RuntimeError("span not finished when its run ended"))
+    await spans_export([s.to_dict() for s in trace.spans], run.run_store, export=trace.export)
 
 
 def build_result(run: Any, text: str) -> GenerateResult:
@@ -91,6 +97,9 @@ def build_result(run: Any, text: str) -> GenerateResult:
         suspend_payload=run.suspend_payload,
         messages=run.remembered + run.input_messages + run.response_messages,
         remembered_messages=run.remembered, error=run.error, tripwire=run.tripwire,
+        scoring_data=scoring_data(run) if run.options.get("return_scorer_data") else None,
+        trace_id=run.span.trace_id if run.span is not None else None,
+        span_id=run.span.span_id if run.span is not None else None,
     )
 
 
@@ -108,7 +117,7 @@ async def save_memory(run: Any) -> None:
     if not pending:
         return
     await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
-                                     messages=pending)
+                                     messages=await transcript_messages(run, pending))
     mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
 
 

@@ -20,9 +20,11 @@ from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, StepResult, Usage
+from ..scoring import task_completion_check
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
-from . import ending, step, suspended, tool_phase
+from .. import transforms
+from . import ending, processing, step, suspended, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
 
@@ -46,7 +48,8 @@ class Run:
                  request_context: dict | None = None, run_store: Any = None,
                  input_processors: list | None = None, output_processors: list | None = None,
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
-                 hooks: ThreadHooks | None = None, suspended_state: dict | None = None):
+                 hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
+                 resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None):
         self.agent = agent
         self.run_id = run_id
         self.model = model
@@ -80,6 +83,16 @@ class Run:
         self.done_results: list[dict] = []  # tool-result parts of the current step
         self.decisions: dict[str, str] = {}  # tool_call_id -> approved | declined
         self.processor_retries = 0
+        self.processor_states: dict[int, dict] = {}  # each processor's ``state`` for this run
+        self.stop_requested = False  # no model step after the current one (a delegation's bail)
+        self.after_tools: list[dict] = []  # messages for memory after the step's tool results
+        self.suspended_calls: list[tuple[dict, Any]] = []  # (call, payload) of tools that suspended
+        self.suspension: dict | None = None  # the call this run is suspended on (a tool's own suspend)
+        self.resume_data: dict[str, Any] = {}  # tool_call_id -> data the caller resumed it with
+        self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
+        self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
+        self.transforming = transforms.transforming(self)
+        self.span = span  # the run's root span (``agents.runtime.tracing``); None for a bare Run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
@@ -91,21 +104,13 @@ class Run:
         return {"type": type_, "runId": self.run_id, "from": FROM, "payload": payload if payload is not None else {}}
 
     async def send(self, chunk: dict) -> None:
-        for processor in self.output_processors:
-            hook = getattr(processor, "process_output_stream", None)
-            if hook is not None:
-                chunk = await maybe_await(hook(chunk=chunk, abort=self.processor_abort(processor)))
-                if chunk is None:
-                    return
-        result = self.emit(chunk)
-        if result is not None and inspect.isawaitable(result):
-            await result
-
-    def processor_abort(self, processor: Any) -> Callable:
-        """The ``abort(reason, retry=..., metadata=...)`` a processor's hooks receive."""
-        def abort(reason: str = "blocked", *, retry: bool = False, metadata: Any = None):
-            raise TripWire(reason, retry=retry, metadata=metadata, processor_id=getattr(processor, "id", None))
-        return abort
+        if self.transforming:  # displays see the transformed tool payloads, the run the real ones
+            chunk = await transforms.display_chunk(self, chunk)
+        chunks = await processing.output_stream_run(self, chunk) if self.output_processors else [chunk]
+        for item in chunks:
+            result = self.emit(item)
+            if result is not None and inspect.isawaitable(result):
+                await result
 
     # -- the loop -----------------------------------------------------------------------------
     async def execute(self, *, resuming: bool = False) -> GenerateResult:
@@ -123,7 +128,7 @@ class Run:
             if resuming:
                 await tool_phase.finish_tool_phase(self)
             else:
-                await self.run_input_processors()
+                await processing.input_run(self)
                 await self.step_with_retries()
             while self.finish_reason != "suspended" and self.steps and self.steps[-1].is_continued:
                 await self.step_with_retries()
@@ -138,9 +143,8 @@ class Run:
         except AbortError as exc:
             await self.finish_aborted(reason=exc.message)
         except TripWire as trip:
-            self.tripwire = trip.to_dict()
             self.finish_reason = "other"
-            await self.send(self.chunk("tripwire", {"reason": trip.reason, "processorId": trip.processor_id}))
+            await processing.tripwire_record(self, trip)
         except MastraError as exc:
             await self.finish_error(exc)
         except Exception as exc:  # a bug in a callback or provider: end the run, keep the process
@@ -161,15 +165,6 @@ class Run:
                 self.processor_retries += 1
                 self.messages.append({"id": new_id(), "role": "user", "content": trip.reason,
                                       "createdAt": now_iso(), "type": "processor-feedback"})
-
-    async def run_input_processors(self) -> None:
-        for processor in self.input_processors:
-            hook = getattr(processor, "process_input", None)
-            if hook is not None:
-                result = await maybe_await(hook(messages=self.messages, abort=self.processor_abort(processor),
-                                                request_context=self.request_context))
-                if result is not None:
-                    self.messages[:] = list(result)
 
     async def end_step(self, step_result: StepResult) -> None:
         """Settle whether the run goes on (``is_continued``), then send ``step-finish``.
@@ -203,7 +198,7 @@ class Run:
         last = self.steps[-1]
         wants_more = (last.finish_reason == "tool-calls" and bool(last.tool_results)
                       and not tool_phase.client_calls_pending(last))
-        stop = False
+        stop = self.stop_requested
         stop_when = self.options.get("stop_when")
         if stop_when is not None:
             conditions = stop_when if isinstance(stop_when, (list, tuple)) else [stop_when]
@@ -232,7 +227,19 @@ class Run:
         if not stop and len(self.steps) < max_steps and self.finish_reason != "suspended":
             took_input = await self.drain()
         last.is_continued = (wants_more or took_input) and not stop and len(self.steps) < max_steps
+        if (not last.is_continued and not stop and self.options.get("is_task_complete")
+                and self.finish_reason != "suspended" and not tool_phase.client_calls_pending(last)):
+            last.is_continued = await task_completion_check(self, max_steps)
         return last.is_continued, took_input
+
+    def request_stop(self) -> None:
+        """End the run after the current step and its tools (``bail()`` of a delegation)."""
+        self.stop_requested = True
+
+    def remember_after_tools(self, message: dict) -> None:
+        """Keep ``message`` for memory after the current step's tool results (not shown to the
+        model in this run)."""
+        self.after_tools.append(message)
 
     def add_message(self, message: dict) -> None:
         """A message of this run: sent to the model from the next step on and kept in the response."""

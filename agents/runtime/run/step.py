@@ -13,7 +13,7 @@ from ..messages import new_id, now_iso, system_messages
 from ..providers.base import ModelRequest
 from ..results import StepResult, Usage
 from ..signal import echo_chunk, render_signal, state_to_signal
-from . import structured, tool_phase
+from . import processing, structured, tool_phase
 from .hooks import maybe_await
 
 
@@ -61,21 +61,27 @@ async def model_step(run: Any) -> None:
             system = system_messages(prepared["system"], "prepare_step.system")
         if prepared.get("messages") is not None:
             messages = prepared["messages"]
-    for processor in run.input_processors:
-        hook = getattr(processor, "process_input_step", None)
-        if hook is not None:
-            result = await maybe_await(hook(
-                messages=messages, step_number=step_number, steps=run.steps,
-                abort=run.processor_abort(processor), request_context=run.request_context,
-                send_signal=run.send_signal, run=run))
-            if isinstance(result, list):
-                messages = result
+    messages = await processing.input_step_run(run, messages, step_number)
     for processor in run.input_processors:
         if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
             await compute_state(run, processor, messages, step_number)
     await run.drain_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
-    step = await _stream(run, model, request, step_number)
+    span = run.span.create_child_span(
+        # the system instructions stay out of stored spans, as out of chunks (docs/security.md)
+        name=f"step: {step_number}", type="model_step",
+        input=[m for m in request.messages if m.get("role") != "system"],
+        attributes={"model_id": getattr(model, "model_id", None), "provider": getattr(model, "provider", None)},
+    ) if run.span is not None else None
+    try:
+        step = await _stream(run, model, request, step_number)
+    except BaseException as exc:
+        if span is not None:
+            span.end(error=exc)
+        raise
+    if span is not None:
+        span.end(output={"text": step.text, "tool_calls": [c["payload"] for c in step.tool_calls]},
+                 attributes={"finish_reason": step.finish_reason, "usage": dict(step.usage)})
     run.steps.append(step)
     if step.tool_calls:
         run.pending_calls = list(step.tool_calls)

@@ -49,6 +49,9 @@ def to_state(run: Any) -> dict:
         "memory": {k: v for k, v in (run.memory or {}).items()
                    if k not in ("store", "on_title_generated", "generate_title")} or None,
         "request_context": run.request_context, "started_at": run.started_at,
+        "suspension": run.suspension,
+        # the resumed run joins this trace, under this run's root span
+        "trace": {"trace_id": run.span.trace_id, "span_id": run.span.span_id} if run.span is not None else None,
     }
 
 
@@ -66,3 +69,4 @@ def load_state(run: Any, state: dict) -> None:
     run.decisions = dict(state["decisions"])
     run.remembered = state.get("remembered") or []
     run.started_at = state.get("started_at") or run.started_at
+    run.resume_data = dict(state.get("resume_data") or {})

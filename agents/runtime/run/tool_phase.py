@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ..delegation import SubAgentTool, delegation_seam
 from ..errors import AbortError
 from ..messages import new_id, now_iso
 from ..results import StepResult
-from ..tools import ToolContext, ToolValidationError, to_jsonable
-from . import ending, suspended
+from ..tools import ToolContext, ToolSuspended, ToolValidationError, to_jsonable
+from . import ending, suspended, suspension
 from .hooks import maybe_await
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
@@ -50,19 +51,27 @@ async def finish_tool_phase(run: Any) -> None:
         if concurrency == 1 or len(pending) == 1:
             pending.pop(0)
             await run_call(run, call, step)
-            continue
-        batch = []
-        while pending and len(batch) < concurrency:
-            c = pending[0]
-            if needs_approval(run, c) and c["payload"]["toolCallId"] not in run.decisions:
-                break
-            batch.append(pending.pop(0))
-        await asyncio.gather(*(run_call(run, c, step) for c in batch))
+        else:
+            batch = []
+            while pending and len(batch) < concurrency:
+                c = pending[0]
+                if needs_approval(run, c) and c["payload"]["toolCallId"] not in run.decisions:
+                    break
+                batch.append(pending.pop(0))
+            await asyncio.gather(*(run_call(run, c, step) for c in batch))
+        if run.suspended_calls:  # a tool suspended itself: it runs again on resume
+            calls, run.suspended_calls = run.suspended_calls, []
+            pending[:0] = [c for c, _ in calls]
+            await suspension.suspend_tool(run, *calls[0])
+            return
     if run.done_results:
         order = {c["payload"]["toolCallId"]: i for i, c in enumerate(step.tool_calls)}
         content = sorted(run.done_results, key=lambda p: order.get(p["toolCallId"], 0))
         run.add_message({"id": new_id(), "role": "tool", "content": content, "createdAt": now_iso()})
         run.done_results = []
+    if run.after_tools:  # e.g. delegation feedback: kept for memory after the tool results
+        run.response_messages.extend(run.after_tools)
+        run.after_tools = []
     await run.end_step(step)
 
 
@@ -95,10 +104,40 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         await record_error(run, step, cid, name, p["argsError"])
         return
     if tool is None:
+        subs = [n[len("agent-"):] for n, t in run.tools.items() if isinstance(t, SubAgentTool)]
+        if name.startswith("agent-") and subs:
+            await record_error(run, step, cid, name, f"unknown sub-agent {name[len('agent-'):]!r}; sub-agents: {', '.join(subs)}")
+            return
         await record_error(run, step, cid, name, f"unknown tool {name!r}; available: {', '.join(run.tools) or 'none'}")
         return
     if tool.execute is None:  # client tool: the caller runs it; the run ends with tool-calls
         return
+    try:
+        args, resume_data = await suspension.auto_resume_args(run, name, args) if run.resumable else (args, None)
+    except ToolValidationError as exc:
+        await record_error(run, step, cid, name, str(exc))
+        return
+    span = run.span.create_child_span(
+        name=f"tool: '{name}'", type="delegation" if isinstance(tool, SubAgentTool) else "tool_call", input=args,
+        attributes={"tool_call_id": cid}) if run.span is not None else None
+    try:
+        await _execute(run, step, call, tool, args, resume_data, span)
+    except BaseException as exc:
+        if span is not None:
+            span.end(error=exc)
+        raise
+    if span is not None:
+        last = next((r for r in reversed(run.done_results) if r["toolCallId"] == cid), None)
+        suspended_here = any(c is call for c, _ in run.suspended_calls)
+        span.end(output=last["result"] if last else None,
+                 error=RuntimeError(str(last["result"])) if last and last.get("isError") else None,
+                 attributes={"suspended": True} if suspended_here else None)
+
+
+async def _execute(run: Any, step: StepResult, call: dict, tool: Any, args: Any, resume_data: Any, span: Any) -> None:
+    """Execute one call with the tool hooks around it; its result or error is recorded."""
+    p = call["payload"]
+    cid, name = p["toolCallId"], p["toolName"]
     hooks = run.options.get("hooks") or {}
     agent_hooks = getattr(run.agent, "hooks", None) or {}
     before = hooks.get("before_tool_call", agent_hooks.get("before_tool_call"))
@@ -107,7 +146,11 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
                           thread_id=run.memory and run.memory.get("thread_id"),
                           resource_id=run.memory and run.memory.get("resource_id"),
                           request_context=run.request_context, abort_signal=run.abort_signal,
-                          agent=run.agent, send_signal=run.send_signal)
+                          agent=run.agent, send_signal=run.send_signal,
+                          delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
+                          suspend=suspender(tool), resume_data=resume_data if resume_data is not None
+                          else run.resume_data.get(cid),
+                          tracing_context={"current_span": span} if span is not None else None)
     meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
@@ -118,6 +161,9 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         output = await tool.run(args, context)
     except (asyncio.CancelledError, AbortError):
         raise
+    except ToolSuspended as suspension_:
+        run.suspended_calls.append((call, suspension_.payload))
+        return
     except ToolValidationError as exc:
         message = f"invalid arguments for tool {name!r}: {exc}" if "output" not in str(exc)[:6] else str(exc)
         if after is not None:
@@ -135,6 +181,16 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
         await maybe_await(after({"tool_name": name, "input": args, "context": context, "metadata": meta,
                                  "output": output, "error": None}))
     await record_result(run, step, cid, name, output)
+
+
+def suspender(tool: Any):
+    """The ``context.suspend(payload)`` of a call of ``tool``: checks the payload against the tool's
+    ``suspend_schema`` and raises :class:`ToolSuspended` (also when called without ``await``)."""
+    def suspend(payload: Any = None):
+        if tool.suspend_schema is not None:
+            tool.suspend_schema.validate(payload)
+        raise ToolSuspended(payload)
+    return suspend
 
 
 async def record_result(run: Any, step: StepResult, cid: str, name: str, result: Any, *,

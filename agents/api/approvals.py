@@ -1,0 +1,115 @@
+"""Tool approvals: ``approve-tool-call`` / ``decline-tool-call`` (SSE of the continued run), their
+``-generate`` twins (JSON result) and ``send-tool-approval`` (JSON acknowledgement; the continued
+run's chunks reach the thread's subscribers)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from asgiref.sync import sync_to_async
+from drf_spectacular.utils import extend_schema
+
+from agents.access import ThreadNotFound
+from agents.runtime.errors import ToolApprovalError
+from agents.selectors import pending_approval_run
+
+from . import openapi
+from .base import ApiView, json_response
+from .errors import ApiError
+from .parsing import json_body, optional_dict, optional_str, required_str
+from .sse import run_events, sse_response
+from .targets import thread_target
+
+#: continuations started by ``send-tool-approval``, held until they end (nobody awaits them)
+continuations: set[asyncio.Task] = set()
+
+
+async def tool_call(view: ApiView, request) -> tuple[str, str, dict]:
+    """``(run_id, tool_call_id, options)`` of a body, the run's thread checked against the caller."""
+    body = json_body(request)
+    run_id = required_str(body, "runId")
+    tool_call_id = required_str(body, "toolCallId")
+    await view.caller.arun_thread(run_id)
+    options = {}
+    context = optional_dict(body, "requestContext")
+    if context:
+        options["request_context"] = context
+    return run_id, tool_call_id, options
+
+
+class DecisionView(ApiView):
+    """One decision route: ``method`` is the agent method, ``stream`` whether it answers with SSE."""
+
+    method = "approve_tool_call"
+    stream = True
+
+    async def decide(self, request, agent_id: str):
+        agent = self.agent(agent_id)
+        run_id, tool_call_id, options = await tool_call(self, request)
+        outcome = await getattr(agent, self.method)(run_id=run_id, tool_call_id=tool_call_id, **options)
+        if self.stream:
+            return sse_response(run_events(outcome.full_stream))
+        return json_response(outcome.to_dict())
+
+
+class ApproveToolCallView(DecisionView):
+    @extend_schema(operation_id="agents_approve_tool_call", request=openapi.TOOL_CALL_BODY, responses=openapi.SSE,
+                   tags=["approvals"])
+    async def post(self, request, agent_id: str):
+        return await self.decide(request, agent_id)
+
+
+class DeclineToolCallView(DecisionView):
+    method = "decline_tool_call"
+
+    @extend_schema(operation_id="agents_decline_tool_call", request=openapi.TOOL_CALL_BODY, responses=openapi.SSE,
+                   tags=["approvals"])
+    async def post(self, request, agent_id: str):
+        return await self.decide(request, agent_id)
+
+
+class ApproveToolCallGenerateView(DecisionView):
+    method, stream = "approve_tool_call_generate", False
+
+    @extend_schema(operation_id="agents_approve_tool_call_generate", request=openapi.TOOL_CALL_BODY,
+                   responses=openapi.GENERATE_RESULT, tags=["approvals"])
+    async def post(self, request, agent_id: str):
+        return await self.decide(request, agent_id)
+
+
+class DeclineToolCallGenerateView(DecisionView):
+    method, stream = "decline_tool_call_generate", False
+
+    @extend_schema(operation_id="agents_decline_tool_call_generate", request=openapi.TOOL_CALL_BODY,
+                   responses=openapi.GENERATE_RESULT, tags=["approvals"])
+    async def post(self, request, agent_id: str):
+        return await self.decide(request, agent_id)
+
+
+class SendToolApprovalView(ApiView):
+    @extend_schema(operation_id="agents_send_tool_approval", request=openapi.TOOL_APPROVAL_BODY,
+                   responses=openapi.TOOL_APPROVAL_ACCEPTED, tags=["approvals"])
+    async def post(self, request, agent_id: str):
+        agent = self.agent(agent_id)
+        body = json_body(request)
+        tool_call_id = required_str(body, "toolCallId")
+        approved = body.get("approved")
+        if not isinstance(approved, bool):
+            raise ApiError("approved must be true or false", code="invalid_field")
+        resource_id, thread_id = await thread_target(self.caller, body)
+        run_id = optional_str(body, "runId")
+        if run_id is not None:
+            thread = await self.caller.arun_thread(run_id)
+            if thread is None or thread.id != thread_id:
+                raise ThreadNotFound(f"run {run_id!r} not found in thread {thread_id!r}")
+        else:
+            run_id = await sync_to_async(pending_approval_run)(thread_id=thread_id, tool_call_id=tool_call_id)
+            if run_id is None:
+                raise ToolApprovalError(f"no tool call {tool_call_id!r} waits for approval in thread {thread_id!r}",
+                                        code="approval_not_found")
+        method = agent.approve_tool_call if approved else agent.decline_tool_call
+        output = await method(run_id=run_id, tool_call_id=tool_call_id)
+        task = asyncio.ensure_future(output.consume_stream())
+        continuations.add(task)
+        task.add_done_callback(continuations.discard)
+        return json_response({"accepted": True, "runId": run_id, "toolCallId": tool_call_id})

@@ -1,0 +1,64 @@
+"""``ApiView``: a DRF ``APIView`` whose handlers are coroutines, served by Django's async path.
+
+DRF's authentication, permissions and throttling run as DRF runs them (one hop to Django's worker
+thread: a token is a database read); the handler runs on the event loop, where the runtime lives.
+Handlers return Django responses (JSON bytes or an SSE stream); every exception becomes the one
+error body of :mod:`.errors`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse
+from rest_framework.views import APIView
+
+from agents.access import Caller
+from agents.registry import get_mastra
+
+from .errors import exception_response
+
+
+def json_response(data: Any, status: int = 200) -> HttpResponse:
+    return HttpResponse(json.dumps(data, separators=(",", ":"), default=str), status=status,
+                        content_type="application/json")
+
+
+class ApiView(APIView):
+    view_is_async = True
+
+    def initial_checks(self, request) -> Caller:
+        """DRF's ``initial`` (auth, permissions, throttles) and the caller it found (sync)."""
+        self.initial(request, *self.args, **self.kwargs)
+        return Caller.of(request.user)
+
+    async def dispatch(self, request, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+        request = self.initialize_request(request, *args, **kwargs)
+        self.request = request
+        self.headers = self.default_response_headers
+        try:
+            handler = getattr(self, request.method.lower(), None)
+            if request.method.lower() not in self.http_method_names or handler is None:
+                self.http_method_not_allowed(request)
+            self.caller = await sync_to_async(self.initial_checks)(request)
+            response = await handler(request, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every error becomes a JSON error body
+            response = self.api_error(exc)
+        return response
+
+    def api_error(self, exc: Exception) -> HttpResponse:
+        from rest_framework import exceptions as drf
+
+        if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+            exc.auth_header = 'Token realm="api"'
+        return exception_response(exc)
+
+    async def options(self, request, *args, **kwargs):  # DRF's is sync; every handler here is async
+        return HttpResponse(status=204, headers={"Allow": ", ".join(self.allowed_methods)})
+
+    @staticmethod
+    def agent(agent_id: str):
+        """The registered agent (``agent_not_found``, 404)."""
+        return get_mastra().get_agent(agent_id)

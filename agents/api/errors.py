@@ -1,0 +1,71 @@
+"""Errors as HTTP responses: ``{"error": message, "code": code, "message": message}`` with the
+status the code stands for (DESIGN §5). Every runtime error has a stable ``code``
+(``agents.runtime.errors``); this module is the one place that maps codes to statuses. Bad input is
+a 4xx, never a 5xx: ``@mastra/client-js`` retries a 5xx, POSTs included."""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import JsonResponse
+from rest_framework import exceptions as drf
+
+from agents.runtime.errors import MastraError
+
+logger = logging.getLogger(__name__)
+
+STATUS_BY_CODE = {
+    "not_authenticated": 401, "authentication_failed": 401,
+    "forbidden": 403, "resource_forbidden": 403, "thread_resource_mismatch": 403, "permission_denied": 403,
+    "thread_not_found": 404, "agent_not_found": 404, "not_found": 404, "approval_not_found": 404,
+    "unknown_run": 404, "notification_not_found": 404, "endpoint_not_found": 404,
+    "method_not_allowed": 405,
+    "approval_stale": 409, "approval_mismatch": 409, "duplicate_signal_id": 409,
+    "body_too_large": 413, "signal_too_large": 413, "notification_too_large": 413,
+    "unsupported_media_type": 415,
+    "too_many_pending_inputs": 429, "throttled": 429,
+}
+
+
+class ApiError(MastraError):
+    """An error of the HTTP layer itself (a body that is not JSON, a missing field...)."""
+
+    code = "invalid_request"
+
+
+def status_for(code: str) -> int:
+    """The HTTP status of an error code: 400 for any validation code not listed."""
+    return STATUS_BY_CODE.get(code, 400)
+
+
+def error_response(code: str, message: str, *, status: int | None = None, headers: dict | None = None) -> JsonResponse:
+    response = JsonResponse({"error": message, "code": code, "message": message},
+                            status=status or status_for(code))
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def exception_response(exc: BaseException) -> JsonResponse:
+    """The response for an exception raised while serving a request (DRF's, the runtime's, any)."""
+    if isinstance(exc, MastraError):
+        return error_response(exc.code, exc.message)
+    if isinstance(exc, drf.APIException):
+        code = exc.default_code if isinstance(exc.detail, (list, dict)) else getattr(exc.detail, "code", None)
+        code = {"not_authenticated": "not_authenticated", "authentication_failed": "authentication_failed",
+                "permission_denied": "permission_denied", "throttled": "throttled",
+                "not_found": "not_found", "method_not_allowed": "method_not_allowed",
+                "unsupported_media_type": "unsupported_media_type"}.get(code or exc.default_code, "invalid_request")
+        headers = {}
+        if isinstance(exc, drf.Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(int(exc.wait) + 1)
+        if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+            headers["WWW-Authenticate"] = 'Token realm="api"'
+        return error_response(code, str(exc.detail), status=exc.status_code, headers=headers)
+    logger.error("unexpected error in an API view", exc_info=exc)
+    return error_response("internal_error", "internal error", status=500)
+
+
+def api_exception_handler(exc, context):
+    """DRF's ``EXCEPTION_HANDLER``: the same bodies for DRF's own views (the schema views)."""
+    return exception_response(exc)

@@ -1,0 +1,138 @@
+"""Request bodies and query strings: JSON objects within ``MASTRA_API_MAX_BODY`` bytes, fields by
+their camelCase wire names, generate options as the runtime's snake_case keywords."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+
+from agents.runtime.naming import snake_keys
+
+from .errors import ApiError
+
+MISSING = object()
+
+
+def body_limit() -> int:
+    return settings.MASTRA_API_MAX_BODY
+
+
+def raw_body(request) -> bytes:
+    """The request's bytes; ``body_too_large`` (413) past ``MASTRA_API_MAX_BODY``."""
+    limit = body_limit()
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if declared.isdigit() and int(declared) > limit:
+        raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large")
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large") from None
+    if len(raw) > limit:
+        raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large")
+    return raw
+
+
+def json_object(raw: bytes) -> dict:
+    """``raw`` as a JSON object (``{}`` when empty): ``invalid_json`` (400) for bytes that are not
+    JSON, ``invalid_body`` (400) for JSON that is not an object."""
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(f"the body is not valid JSON: {exc}", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise ApiError("the body must be a JSON object", code="invalid_body")
+    return data
+
+
+def json_body(request) -> dict:
+    """The request's JSON object (:func:`raw_body`, then :func:`json_object`)."""
+    return json_object(raw_body(request))
+
+
+def optional_str(data: dict, name: str) -> str | None:
+    """``data[name]`` when it is a non-empty string, None when absent, null or empty;
+    ``invalid_field`` (400) for any other type."""
+    value = data.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ApiError(f"{name} must be a string", code="invalid_field")
+    return value
+
+
+def required_str(data: dict, name: str, *, code: str = "missing_field") -> str:
+    value = optional_str(data, name)
+    if value is None:
+        raise ApiError(f"{name} is required", code=code)
+    return value
+
+
+def optional_dict(data: dict, name: str) -> dict | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ApiError(f"{name} must be an object", code="invalid_field")
+    return value
+
+
+def optional_int(data: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int | None:
+    """A whole number from a JSON body or a query string (``"3"``); ``invalid_field`` otherwise."""
+    value = data.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = value.strip()
+        if not (value.isdigit() or (value.startswith("-") and value[1:].isdigit())):
+            raise ApiError(f"{name} must be a whole number", code="invalid_field")
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum or (
+            maximum is not None and value > maximum):
+        bound = f" from {minimum}" + (f" to {maximum}" if maximum is not None else "")
+        raise ApiError(f"{name} must be a whole number{bound}", code="invalid_field")
+    return value
+
+
+def query_bool(request, name: str) -> bool:
+    return request.GET.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+#: body keys of the generate and stream routes that are not generate options
+EXECUTION_KEYS = frozenset({"messages", "memory"})
+#: Mastra's server accepts these and ignores them here (versions, legacy thread fields, tracing)
+IGNORED_OPTIONS = frozenset({"format", "output", "tracing_options", "tracing_context", "versions"})
+
+
+def execution_options(body: dict) -> dict:
+    """The generate options of a request body, snake_case (``maxSteps`` → ``max_steps``;
+    ``memory.options.lastMessages`` → ``last_messages``), without ``messages`` and ``memory``
+    (the view checks memory against the caller first)."""
+    options = {k: v for k, v in snake_keys(body).items() if k not in EXECUTION_KEYS and k not in IGNORED_OPTIONS}
+    for name in ("model_settings", "structured_output"):
+        if isinstance(options.get(name), dict):
+            options[name] = snake_keys(options[name])
+    return options
+
+
+def memory_option(value: Any) -> tuple[str | None, str | None, dict]:
+    """``memory`` of a body (``{thread, resource, options}``; ``thread`` a string or ``{id}``) as
+    ``(thread_id, resource_id, other keys snake_case)``; ``invalid_field`` for another shape."""
+    if not isinstance(value, dict):
+        raise ApiError("memory must be an object {thread, resource, options}", code="invalid_field")
+    memory = snake_keys(value)
+    thread = memory.pop("thread", None)
+    if isinstance(thread, dict):
+        thread = thread.get("id")
+    if thread is not None and (not isinstance(thread, str) or not thread):
+        raise ApiError("memory.thread must be a thread id", code="invalid_field")
+    resource = memory.pop("resource", None)
+    if resource is not None and not isinstance(resource, str):
+        raise ApiError("memory.resource must be a string", code="invalid_field")
+    if isinstance(memory.get("options"), dict):
+        memory["options"] = snake_keys(memory["options"])
+    return thread, resource or None, memory

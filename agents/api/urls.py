@@ -1,0 +1,38 @@
+"""Routes of the HTTP API, mounted at ``/api/`` (DESIGN §5, docs/api.md)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import agents, approvals, memory, notifications, signals, threads
+
+agent = "agents/<str:agent_id>"
+
+urlpatterns = [
+    path("agents", agents.AgentListView.as_view(), name="api-agents"),
+    path(f"{agent}", agents.AgentDetailView.as_view(), name="api-agent"),
+    path(f"{agent}/generate", agents.GenerateView.as_view(), name="api-generate"),
+    path(f"{agent}/stream", agents.StreamView.as_view(), name="api-stream"),
+    path(f"{agent}/send-message", signals.SendMessageView.as_view(), name="api-send-message"),
+    path(f"{agent}/queue-message", signals.QueueMessageView.as_view(), name="api-queue-message"),
+    path(f"{agent}/signals", signals.SignalView.as_view(), name="api-signals"),
+    path(f"{agent}/state-signals", signals.StateSignalView.as_view(), name="api-state-signals"),
+    path(f"{agent}/notifications", signals.NotificationSignalView.as_view(), name="api-agent-notifications"),
+    path(f"{agent}/threads/subscribe", threads.SubscribeView.as_view(), name="api-subscribe"),
+    path(f"{agent}/threads/abort", threads.AbortView.as_view(), name="api-abort"),
+    path(f"{agent}/threads/queue", threads.QueueView.as_view(), name="api-queue"),
+    path(f"{agent}/threads/queue/cancel", threads.QueueCancelView.as_view(), name="api-queue-cancel"),
+    path(f"{agent}/send-tool-approval", approvals.SendToolApprovalView.as_view(), name="api-send-tool-approval"),
+    path(f"{agent}/approve-tool-call", approvals.ApproveToolCallView.as_view(), name="api-approve"),
+    path(f"{agent}/decline-tool-call", approvals.DeclineToolCallView.as_view(), name="api-decline"),
+    path(f"{agent}/approve-tool-call-generate", approvals.ApproveToolCallGenerateView.as_view(),
+         name="api-approve-generate"),
+    path(f"{agent}/decline-tool-call-generate", approvals.DeclineToolCallGenerateView.as_view(),
+         name="api-decline-generate"),
+    path("memory/threads", memory.ThreadListView.as_view(), name="api-threads"),
+    path("memory/threads/<str:thread_id>", memory.ThreadDetailView.as_view(), name="api-thread"),
+    path("memory/threads/<str:thread_id>/messages", memory.MessageListView.as_view(), name="api-messages"),
+    path("notifications", notifications.NotificationListView.as_view(), name="api-notifications"),
+    path("notifications/<str:record_id>", notifications.NotificationDetailView.as_view(), name="api-notification"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

@@ -1,0 +1,93 @@
+"""GitHub webhooks: the ``X-Hub-Signature-256`` check and the events that become notifications.
+
+- ``ping`` → acknowledged, nothing stored;
+- a failed ``workflow_run``, ``check_suite`` or ``check_run`` (completed with conclusion
+  ``failure``, ``timed_out`` or ``startup_failure``) → kind ``ci-status``, priority ``high``,
+  deduplicated per repository and branch (a pending one is coalesced);
+- ``pull_request_review`` (submitted), ``pull_request_review_comment`` and ``issue_comment``
+  (created) → ``review-comment``, or ``mention`` when the text names the endpoint's
+  ``mention_name``; priority ``medium``;
+- anything else → ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from .events import WebhookEvent, clip
+
+FAILED = frozenset({"failure", "timed_out", "startup_failure"})
+CI_EVENTS = {"workflow_run": "workflow_run", "check_suite": "check_suite", "check_run": "check_run"}
+
+
+def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
+    """Whether ``header`` is ``sha256=<hex HMAC-SHA256 of body under secret>`` (constant time)."""
+    if not header or not header.startswith("sha256=") or not secret:
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.strip().encode())
+
+
+def ci_event(event: str, payload: dict, delivery_id: str) -> WebhookEvent:
+    item = payload.get(event) or {}
+    repository = (payload.get("repository") or {}).get("full_name") or ""
+    if payload.get("action") != "completed" or item.get("conclusion") not in FAILED:
+        return WebhookEvent(event, delivery_id, ignored=f"{event} {payload.get('action')} "
+                                                        f"({item.get('conclusion') or 'no conclusion'}) is not a failure")
+    if event == "check_run":
+        branch = (item.get("check_suite") or {}).get("head_branch") or ""
+    else:
+        branch = item.get("head_branch") or ""
+    name = item.get("name") or (item.get("app") or {}).get("name") or event.replace("_", " ")
+    summary = f"{name} {item['conclusion'].replace('_', ' ')} on {repository}@{branch}"
+    notification = {
+        "source": "github", "kind": "ci-status", "summary": clip(summary), "source_id": str(item.get("id", "")) or None,
+        "dedupe_key": f"{repository}@{branch}",
+        "payload": {"event": event, "repository": repository, "branch": branch, "conclusion": item["conclusion"],
+                    "sha": item.get("head_sha"), "url": item.get("html_url") or item.get("details_url")},
+    }
+    return WebhookEvent(event, delivery_id, notification, "high",
+                        {"repository": repository, "branch": branch, "user": (payload.get("sender") or {}).get("login", "")})
+
+
+COMMENT_ACTIONS = {"pull_request_review": "submitted", "pull_request_review_comment": "created",
+                   "issue_comment": "created"}
+
+
+def comment_event(event: str, payload: dict, delivery_id: str, mention_name: str) -> WebhookEvent:
+    if payload.get("action") != COMMENT_ACTIONS[event]:
+        return WebhookEvent(event, delivery_id, ignored=f"{event} {payload.get('action')} is not a new comment")
+    repository = (payload.get("repository") or {}).get("full_name") or ""
+    if event == "pull_request_review":
+        item, target = payload.get("review") or {}, payload.get("pull_request") or {}
+    elif event == "pull_request_review_comment":
+        item, target = payload.get("comment") or {}, payload.get("pull_request") or {}
+    else:
+        item, target = payload.get("comment") or {}, payload.get("issue") or {}
+    text = item.get("body") or ""
+    user = (item.get("user") or {}).get("login") or ""
+    number = target.get("number")
+    mentioned = bool(mention_name) and f"@{mention_name}".lower() in text.lower()
+    kind = "mention" if mentioned else "review-comment"
+    state = f" ({item['state']})" if event == "pull_request_review" and item.get("state") else ""
+    summary = f"{user} on {repository}#{number}{state}: {text}" if text else f"{user} reviewed {repository}#{number}{state}"
+    notification = {
+        "source": "github", "kind": kind, "summary": clip(summary), "source_id": str(item.get("id", "")) or None,
+        "payload": {"event": event, "repository": repository, "number": number, "user": user, "body": text,
+                    "url": item.get("html_url"), "title": target.get("title")},
+    }
+    return WebhookEvent(event, delivery_id, notification, "medium",
+                        {"repository": repository, "number": "" if number is None else str(number), "user": user,
+                         "branch": ((target.get("head") or {}).get("ref") or "")})
+
+
+def github_event(event: str, payload: dict, delivery_id: str, *, mention_name: str = "") -> WebhookEvent:
+    """The notification (or the reason to ignore it) of one GitHub delivery."""
+    if event == "ping":
+        return WebhookEvent(event, delivery_id, ignored="ping", reply={"ok": True, "zen": payload.get("zen", "")})
+    if event in CI_EVENTS:
+        return ci_event(event, payload, delivery_id)
+    if event in COMMENT_ACTIONS:
+        return comment_event(event, payload, delivery_id, mention_name)
+    return WebhookEvent(event, delivery_id, ignored=f"event {event!r} is not handled")

@@ -1,0 +1,65 @@
+"""Deliveries of a webhook endpoint: find the endpoint, claim a delivery id once, and send the
+event's notification to the endpoint's agent (``send_notification_signal``, which creates the
+thread through the thread store and stores the record)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+
+from agents.registry import get_mastra
+from agents.runtime.ids import MAX_THREAD_ID
+
+from ..models import WebhookDelivery, WebhookEndpoint
+from .events import WebhookEvent
+
+logger = logging.getLogger(__name__)
+
+THREAD_FIELDS = ("repository", "branch", "number", "channel", "user")
+
+
+def webhook_endpoint_get(*, source: str, name: str) -> WebhookEndpoint | None:
+    """The enabled endpoint ``name`` of ``source``, or None."""
+    return WebhookEndpoint.objects.filter(source=source, name=name, enabled=True).first()
+
+
+def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event: str) -> bool:
+    """Record the delivery; False when this id was received before (a redelivery or a retry)."""
+    try:
+        with transaction.atomic():
+            WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=delivery_id[:255], event=event[:100])
+    except IntegrityError:
+        return False
+    return True
+
+
+def webhook_delivery_finish(*, endpoint: WebhookEndpoint, delivery_id: str, outcome: str,
+                            record_ids: list[str] | None = None) -> None:
+    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=delivery_id[:255]).update(
+        outcome=outcome, record_ids=record_ids or [])
+
+
+def webhook_delivery_release(*, endpoint: WebhookEndpoint, delivery_id: str) -> None:
+    """Forget a claimed delivery whose notification could not be stored: a redelivery may try again."""
+    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=delivery_id[:255],
+                                   outcome=WebhookDelivery.Outcome.RECEIVED).delete()
+
+
+def webhook_thread(endpoint: WebhookEndpoint, event: WebhookEvent) -> str:
+    """The thread id of the endpoint's template for ``event`` (missing fields are empty)."""
+    fields = {name: "" for name in THREAD_FIELDS}
+    fields.update({k: str(v) for k, v in event.fields.items() if k in fields})
+    thread_id = endpoint.thread_template.format(source=endpoint.source, **fields)
+    return "".join(ch for ch in thread_id if ch.isprintable())[:MAX_THREAD_ID] or endpoint.source
+
+
+async def webhook_notify(endpoint: WebhookEndpoint, event: WebhookEvent) -> dict:
+    """Send ``event``'s notification to the endpoint's agent; ``{recordId, threadId, decision}``."""
+    notification = dict(event.notification)
+    notification["priority"] = (endpoint.priority_rules or {}).get(notification["kind"], event.default_priority)
+    thread_id = webhook_thread(endpoint, event)
+    agent = get_mastra().get_agent(endpoint.agent_id)
+    result = await agent.send_notification_signal(notification, resource_id=endpoint.resource_id,
+                                                  thread_id=thread_id)
+    return {"recordId": result.record["id"], "threadId": thread_id, "decision": result.decision.to_dict()}

@@ -1,0 +1,77 @@
+"""Slack Events API: the ``X-Slack-Signature`` (v0) check with its timestamp, and the events that
+become notifications.
+
+- ``url_verification`` → the challenge echoed, nothing stored;
+- ``event_callback`` with ``app_mention`` → kind ``mention``, priority ``high``;
+- ``event_callback`` with a direct message (``message`` in an ``im`` channel, not a bot's or an
+  edit) → kind ``direct-message``, priority ``medium``;
+- anything else → ignored.
+
+A request whose timestamp is more than five minutes from now is refused (a replay).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+
+from .events import WebhookEvent, clip
+
+#: how far a request's timestamp may be from now (Slack's advice: five minutes)
+MAX_SKEW_S = 300
+
+
+class SlackVerifier:
+    """Checks a request's signature; ``timer`` (seconds since the epoch) is injectable for tests."""
+
+    timer = staticmethod(time.time)
+
+    def problem(self, secret: str, body: bytes, timestamp: str | None, signature: str | None) -> str | None:
+        """None when the request is signed by ``secret`` and fresh; else why it is refused."""
+        if not timestamp or not signature or not secret:
+            return "missing signature headers"
+        try:
+            sent = int(timestamp)
+        except ValueError:
+            return "bad timestamp"
+        if abs(self.timer() - sent) > MAX_SKEW_S:
+            return "the request timestamp is more than five minutes old"
+        base = b"v0:" + timestamp.encode() + b":" + body
+        expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected.encode(), signature.strip().encode()):
+            return "the signature does not match"
+        return None
+
+
+verifier = SlackVerifier()
+
+
+def slack_event(payload: dict) -> WebhookEvent:
+    """The notification (or the reason to ignore it) of one Slack Events API request."""
+    kind = payload.get("type")
+    if kind == "url_verification":
+        return WebhookEvent("url_verification", "", ignored="url_verification",
+                            reply={"challenge": payload.get("challenge", "")})
+    event = payload.get("event") or {}
+    delivery_id = str(payload.get("event_id") or "")
+    name = event.get("type") or str(kind)
+    if kind != "event_callback":
+        return WebhookEvent(str(kind), delivery_id, ignored=f"request type {kind!r} is not handled")
+    channel, user, text = event.get("channel") or "", event.get("user") or "", event.get("text") or ""
+    fields = {"channel": channel, "user": user}
+    if name == "app_mention":
+        notification_kind, priority = "mention", "high"
+    elif name == "message" and event.get("channel_type") == "im":
+        if event.get("bot_id") or event.get("subtype"):
+            return WebhookEvent("message.im", delivery_id, ignored="a bot message or an edit")
+        notification_kind, priority, name = "direct-message", "medium", "message.im"
+    else:
+        return WebhookEvent(name, delivery_id, ignored=f"event {name!r} is not handled")
+    notification = {
+        "source": "slack", "kind": notification_kind, "summary": clip(f"{user} in {channel}: {text}"),
+        "source_id": delivery_id or None,
+        "payload": {"event": name, "channel": channel, "user": user, "text": text, "ts": event.get("ts"),
+                    "team": payload.get("team_id")},
+    }
+    return WebhookEvent(name, delivery_id, notification, priority, fields)

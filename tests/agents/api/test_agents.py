@@ -1,0 +1,169 @@
+"""Agents over HTTP: list, details, generate and stream, as Mastra's server answers them; auth per
+persona and the error bodies of bad input."""
+
+import json
+
+import pytest
+
+from tests.agents.api.conftest import Api, body, sse_chunks
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+async def test_anonymous_gets_401_with_an_error_body(anonymous: Api):
+    response = await anonymous.get("/api/agents")
+    assert response.status_code == 401
+    assert body(response) == {"error": "Authentication credentials were not provided.", "code": "not_authenticated",
+                              "message": "Authentication credentials were not provided."}
+    assert response["WWW-Authenticate"] == 'Token realm="api"'
+
+
+async def test_a_wrong_token_is_401(transactional_db):
+    response = await Api("not-a-token").get("/api/agents")
+    assert response.status_code == 401
+    assert body(response)["code"] == "authentication_failed"
+
+
+async def test_a_bearer_token_works_as_a_token(alice: Api):
+    bearer = Api(alice.headers["Authorization"].split()[1], scheme="Bearer")
+    response = await bearer.get("/api/agents")
+    assert response.status_code == 200
+
+
+async def test_session_auth_for_the_browser(alice: Api):
+    from django.test import AsyncClient
+
+    client = AsyncClient()
+    await client.alogin(username="alice", password="pw")
+    response = await client.get("/api/agents")
+    assert response.status_code == 200
+
+
+async def test_the_list_is_keyed_by_agent_id_with_tools_as_mastra_encodes_them(alice: Api):
+    response = await alice.get("/api/agents")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    agents = body(response)
+    assert list(agents) == ["echo", "slow", "plain"]
+    echo = agents["echo"]
+    assert echo["id"] == "echo" and echo["name"] == "Echo" and echo["description"] == "Echoes what it receives."
+    assert echo["instructions"] == "Echo the user."
+    assert echo["provider"] == "local" and echo["modelId"] == "echo" and echo["supportsMemory"] is True
+    assert agents["plain"]["supportsMemory"] is False
+    add = echo["tools"]["add"]
+    assert add["id"] == "add" and add["description"] == "Add two numbers and return their sum."
+    assert json.loads(add["inputSchema"]) == {"json": {
+        "type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"], "additionalProperties": False}}
+    assert json.loads(add["outputSchema"])["json"]["required"] == ["sum"]
+    assert add["requireApproval"] is False and echo["tools"]["delete"]["requireApproval"] is True
+
+
+async def test_details_have_no_id_as_mastra(alice: Api):
+    response = await alice.get("/api/agents/echo")
+    assert response.status_code == 200
+    details = body(response)
+    assert "id" not in details and details["name"] == "Echo" and set(details["tools"]) == {"add", "delete"}
+
+
+async def test_an_unknown_agent_is_404(alice: Api):
+    for response in (await alice.get("/api/agents/nope"),
+                     await alice.post("/api/agents/nope/generate", {"messages": "hi"})):
+        assert response.status_code == 404
+        assert body(response) == {"error": "no agent with id 'nope'", "code": "agent_not_found",
+                                  "message": "no agent with id 'nope'"}
+
+
+async def test_generate_answers_mastras_fields(alice: Api):
+    response = await alice.post("/api/agents/echo/generate", {"messages": "hello"})
+    assert response.status_code == 200
+    result = body(response)
+    assert result["text"] == "echo: hello"
+    assert [m["role"] for m in result["response"]["messages"]] == ["assistant"]
+    assert result["finishReason"] == "stop"
+    assert set(result["usage"]) >= {"inputTokens", "outputTokens", "totalTokens"}
+    assert isinstance(result["runId"], str) and len(result["steps"]) == 1
+    assert result["toolCalls"] == [] and result["toolResults"] == []
+
+
+async def test_generate_runs_the_tool_loop_with_chunk_shaped_calls_and_results(alice: Api):
+    response = await alice.post("/api/agents/echo/generate",
+                                {"messages": [{"role": "user", "content": '/tool add {"a": 2, "b": 5}'}],
+                                 "maxSteps": 3})
+    result = body(response)
+    assert response.status_code == 200, result
+    assert [c["type"] for c in result["toolCalls"]] == ["tool-call"]
+    call = result["toolCalls"][0]
+    assert call["from"] == "AGENT" and call["runId"] == result["runId"]
+    assert call["payload"]["toolName"] == "add" and call["payload"]["args"] == {"a": 2, "b": 5}
+    assert result["toolResults"][0]["payload"]["result"] == {"sum": 7}
+    assert result["finishReason"] == "stop" and len(result["steps"]) == 2
+
+
+async def test_generate_with_memory_fills_the_callers_resource(alice: Api):
+    from agents.models import Thread
+
+    response = await alice.post("/api/agents/echo/generate", {"messages": "one", "memory": {"thread": "t-a"}})
+    assert response.status_code == 200
+    thread = await Thread.objects.aget(pk="t-a")
+    assert thread.resource_id == "alice"
+    second = body(await alice.post("/api/agents/echo/generate",
+                                   {"messages": "two", "memory": {"thread": {"id": "t-a"}, "resource": "alice"}}))
+    assert second["text"] == "echo: two"
+    from agents.models import Message
+
+    roles = [m.role async for m in Message.objects.filter(thread_id="t-a").order_by("id")]
+    assert roles == ["user", "assistant", "user", "assistant"]
+
+
+async def test_memory_isolation_per_persona(alice: Api, bob: Api, ops: Api):
+    assert (await alice.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-a"}})).status_code == 200
+    other = await bob.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-a"}})
+    assert other.status_code == 404 and body(other)["code"] == "thread_not_found"
+    named = await bob.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-b", "resource": "alice"}})
+    assert named.status_code == 403 and body(named)["code"] == "resource_forbidden"
+    staff = await ops.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-a"}})
+    assert staff.status_code == 200
+    mismatch = await ops.post("/api/agents/echo/generate",
+                              {"messages": "x", "memory": {"thread": "t-a", "resource": "bob"}})
+    assert mismatch.status_code == 403 and body(mismatch)["code"] == "thread_resource_mismatch"
+
+
+async def test_stream_is_sse_of_chunks_ending_with_done(alice: Api):
+    response = await alice.post("/api/agents/echo/stream", {"messages": "a\nb"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/event-stream"
+    assert response["Cache-Control"] == "no-cache"
+    raw, chunks = await sse_chunks(response)
+    assert raw.endswith(b"data: [DONE]\n\n")
+    blocks = raw.split(b"\n\n")[:-1]
+    assert all(b.startswith(b"data: ") and b"\n" not in b for b in blocks)
+    assert [c["type"] for c in chunks][0] == "start" and chunks[-1]["type"] == "finish"
+    assert all(c["from"] == "AGENT" and c["runId"] == chunks[0]["runId"] for c in chunks)
+    text = "".join(c["payload"]["text"] for c in chunks if c["type"] == "text-delta")
+    assert text == "echo: a\necho: b"
+    assert chunks[-1]["payload"]["stepResult"]["reason"] == "stop"
+    assert set(chunks[-1]["payload"]["output"]["usage"]) >= {"inputTokens", "outputTokens", "totalTokens"}
+
+
+@pytest.mark.parametrize("raw, code", [
+    (b"{bad", "invalid_json"),
+    (b"[1, 2]", "invalid_body"),
+    (b'{"messages": 5}', "invalid_messages"),
+    (b'{"nothing": 1}', "invalid_messages"),
+    (b'{"messages": "x", "maxSteps": "many"}', "agent_config_error"),
+    (b'{"messages": "x", "memory": "t1"}', "invalid_field"),
+    (b'{"messages": "x", "noSuchOption": 1}', "agent_config_error"),
+])
+async def test_bad_bodies_are_400_with_a_code(alice: Api, raw, code):
+    response = await alice.post("/api/agents/echo/generate", raw=raw)
+    assert response.status_code == 400, response.content
+    error = body(response)
+    assert error["code"] == code and error["error"] == error["message"]
+
+
+async def test_a_body_past_the_limit_is_413(alice: Api, settings):
+    settings.MASTRA_API_MAX_BODY = 2048
+    response = await alice.post("/api/agents/echo/generate", {"messages": "x" * 4096})
+    assert response.status_code == 413
+    assert body(response)["code"] == "body_too_large"

@@ -1,0 +1,71 @@
+"""Webhook tests: endpoints routed to the ``echo`` agent of the API test site, payloads from
+``tests/fixtures``, requests signed as GitHub and Slack sign them."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from pathlib import Path
+
+import pytest
+from django.test import AsyncClient
+
+from agents.registry import get_mastra
+from agents.runtime.testing import drain_thread_runtime
+from agents.runtime.threads import get_thread_runtime
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+SECRET = "It's a Secret to Everybody"
+
+
+@pytest.fixture(autouse=True)
+def api_site(settings):
+    settings.MASTRA = "tests.agents.api.site:mastra"
+    get_mastra.cache_clear()
+    yield
+    get_mastra.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+async def _settle_runs():
+    yield
+    await drain_thread_runtime(get_thread_runtime(), timeout=5.0)
+
+
+def fixture_bytes(source: str, name: str) -> bytes:
+    return (FIXTURES / source / f"{name}.json").read_bytes()
+
+
+def github_signature(body: bytes, secret: str = SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def slack_signature(body: bytes, timestamp: int, secret: str = SECRET) -> str:
+    return "v0=" + hmac.new(secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256).hexdigest()
+
+
+async def post(path: str, body: bytes, headers: dict):
+    return await AsyncClient().post(path, body, content_type="application/json", headers=headers)
+
+
+def reply(response) -> dict:
+    return json.loads(response.content)
+
+
+@pytest.fixture
+async def github_endpoint(transactional_db):
+    from inbox.models import WebhookEndpoint
+
+    return await WebhookEndpoint.objects.acreate(
+        name="ops", source="github", secret=SECRET, agent_id="echo", resource_id="alice",
+        thread_template="github:{repository}", mention_name="ops-bot")
+
+
+@pytest.fixture
+async def slack_endpoint(transactional_db):
+    from inbox.models import WebhookEndpoint
+
+    return await WebhookEndpoint.objects.acreate(
+        name="team", source="slack", secret=SECRET, agent_id="echo", resource_id="alice",
+        thread_template="slack:{channel}")
