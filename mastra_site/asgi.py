@@ -10,7 +10,11 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mastra_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
@@ -18,5 +22,9 @@ from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
 
-# HTTP API: /api/ through its own handler, without the site's (sync) middleware (agents.api.handler)
-application = start_with_server(ProtocolTypeRouter({"http": api_first(django_asgi_app, ApiHandler())}))
+application = start_with_server(ProtocolTypeRouter({
+    # HTTP API: /api/ through its own handler, without the site's (sync) middleware (agents.api.handler)
+    "http": api_first(django_asgi_app, ApiHandler()),
+    # browser chat UI: session auth, same-origin browsers only (docs/chat.md)
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
+}))

@@ -163,6 +163,7 @@ INSTALLED_APPS = [
     "agents",
     "inbox",
     "mastra_site.apps.MastraSiteConfig",
+    "chat",  # browser chat UI (docs/chat.md)
 ]
 
 MIDDLEWARE = [
@@ -306,6 +307,14 @@ SPECTACULAR_SETTINGS = {
 }
 MASTRA_API_MAX_BODY = env_int("MASTRA_API_MAX_BODY", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
 MASTRA_API_KEEPALIVE_S = env_int("MASTRA_API_KEEPALIVE_S", 25, minimum=1, maximum=3_600)
+
+# Browser chat UI (docs/chat.md): its login pages, and the largest websocket frame it reads
+# (a frame over it gets an error frame; a message is bounded by MASTRA_MAX_SIGNAL_BYTES).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat"
+LOGOUT_REDIRECT_URL = "login"
+MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_SIGNAL_BYTES + 64 * 1024,
+                                      minimum=1024, maximum=128 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,79 @@
+"""The client frames of the chat websocket (DESIGN §5), checked before anything acts on them.
+
+:func:`frame_parse` turns the text of one websocket message into a :class:`Frame` or raises
+:class:`FrameError` (the consumer answers with an error frame and keeps the socket open).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.runtime.errors import MastraError
+
+FRAME_TYPES = ("send-message", "queue-message", "abort", "tool-approval", "cancel-queued", "ping")
+
+
+class FrameError(MastraError):
+    """A client frame the consumer cannot act on."""
+
+    code = "invalid_frame"
+
+
+@dataclass(frozen=True)
+class Frame:
+    type: str
+    message: str | None = None
+    attributes: dict = field(default_factory=dict)
+    run_id: str | None = None
+    tool_call_id: str | None = None
+    approved: bool | None = None
+    signal_id: str | None = None
+
+
+def frame_parse(text: str | None, *, max_bytes: int) -> Frame:
+    """One client frame from its text; raises :class:`FrameError` (``frame_too_large``,
+    ``invalid_json``, ``invalid_frame``) for anything else."""
+    if text is None:
+        raise FrameError("frames are JSON text, not binary")
+    if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
+        raise FrameError(f"the frame is larger than {max_bytes} bytes", code="frame_too_large")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise FrameError("the frame is not valid JSON", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise FrameError("a frame is a JSON object with a type")
+    kind = data.get("type")
+    if kind not in FRAME_TYPES:
+        raise FrameError(f"unknown frame type {kind!r}; one of {', '.join(FRAME_TYPES)}")
+    if kind in ("send-message", "queue-message"):
+        message = data.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise FrameError(f"{kind} needs a non-empty string message")
+        attributes = data.get("attributes")
+        if attributes is None:
+            attributes = {}
+        if not isinstance(attributes, dict):
+            raise FrameError("attributes must be an object")
+        return Frame(kind, message=message, attributes=attributes)
+    if kind == "tool-approval":
+        run_id, call_id, approved = data.get("runId"), data.get("toolCallId"), data.get("approved")
+        if not _id(run_id) or not _id(call_id) or not isinstance(approved, bool):
+            raise FrameError("tool-approval needs runId and toolCallId (strings) and approved (true or false)")
+        return Frame(kind, run_id=run_id, tool_call_id=call_id, approved=approved)
+    if kind == "cancel-queued":
+        signal_id = data.get("signalId")
+        if not _id(signal_id):
+            raise FrameError("cancel-queued needs a signalId (string)")
+        return Frame(kind, signal_id=signal_id)
+    return Frame(kind)
+
+
+def _id(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= 255
+
+
+def error_frame(code: str, message: str) -> dict:
+    return {"type": "error", "code": code, "message": message}

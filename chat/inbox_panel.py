@@ -1,0 +1,18 @@
+"""Writes of the chat page's notifications panel: mark read, dismiss (the caller's own records)."""
+
+from __future__ import annotations
+
+from agents.access import Caller
+from inbox.services import notification_dismiss, notification_mark_seen
+
+from .selectors import notification_ids_of
+
+ACTIONS = {"read": notification_mark_seen, "dismiss": notification_dismiss}
+
+
+def panel_update(*, caller: Caller, record_id: str, action: str) -> int:
+    """Apply ``action`` (``read`` or ``dismiss``) to one record of the caller's; returns how many
+    records changed (0: not the caller's, or already filed). ``KeyError`` for an unknown action."""
+    update = ACTIONS[action]
+    ids = notification_ids_of(caller=caller, ids=[record_id])
+    return update(ids=ids) if ids else 0

@@ -1,0 +1,49 @@
+"""A Mastra for the chat tests (``MASTRA=tests.chat.site:mastra``): the offline echo model, a tool
+that needs approval and a tool that files an urgent notification into the thread.
+
+``MASTRA_TEST_ECHO_DELAY_MS`` slows the echo (per streamed piece) so that a browser can watch a
+run stream, stop it, reload in the middle of it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agents.memory import Memory
+from agents.runtime import Agent, Mastra, create_tool
+
+DELETED: list[dict] = []
+
+
+def delete_file(input: dict) -> dict:
+    DELETED.append(input)
+    return {"deleted": input.get("path")}
+
+
+async def notify(input: dict, context) -> dict:
+    """File an urgent notification into the run's thread (delivered into the run at once)."""
+    await context.agent.send_notification_signal(
+        {"source": input.get("source", "github"), "kind": "ci-status", "priority": "urgent",
+         "summary": input.get("summary", "CI failed")},
+        resource_id=context.resource_id, thread_id=context.thread_id)
+    return {"notified": True}
+
+
+delete_tool = create_tool(id="delete-file", description="Delete a file (needs an operator's approval).",
+                          execute=delete_file, require_approval=True)
+notify_tool = create_tool(id="notify", description="File a notification into this thread.", execute=notify)
+
+
+def build_agents(*, model=None) -> dict[str, Agent]:
+    delay = int(os.environ.get("MASTRA_TEST_ECHO_DELAY_MS", "0"))
+    chunk = int(os.environ.get("MASTRA_TEST_ECHO_CHUNK", "0"))
+    bot = Agent(id="chat-bot", name="Chat Bot", description="Echoes what it is told.",
+                instructions="You are a test agent.",
+                model=model if model is not None else {"id": "local/echo", "delay_ms": delay, "chunk_size": chunk},
+                tools={"delete-file": delete_tool, "notify": notify_tool}, memory=Memory())
+    helper = Agent(id="helper", name="Another Helper", instructions="You help.", model="local/echo", memory=Memory())
+    plain = Agent(id="no-memory", name="No Memory", instructions="Stateless.", model="local/echo")
+    return {"chat-bot": bot, "helper": helper, "no-memory": plain}
+
+
+mastra = Mastra(agents=build_agents())

@@ -1,0 +1,417 @@
+"""The chat websocket (DESIGN §5): close codes, the snapshot, streaming with seq, resume after
+lastSeq, each client frame, isolation and error frames."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+
+from agents.models import Thread, ThreadInput
+from tests.agents.thread_harness import GatedEcho, settle, wait_idle
+from tests.chat import site
+from tests.chat.wsclient import close_code, frames_until, open_socket, run_ended, send
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+User = get_user_model()
+
+
+@pytest.fixture(autouse=True)
+async def _drain():
+    yield
+    await settle()
+
+
+@pytest.fixture
+async def alice():
+    return await sync_to_async(User.objects.create_user)("alice", password="x")
+
+
+@pytest.fixture
+async def bob():
+    return await sync_to_async(User.objects.create_user)("bob", password="x")
+
+
+@pytest.fixture
+async def staff():
+    return await sync_to_async(User.objects.create_user)("olga", password="x", is_staff=True)
+
+
+def seqs(frames: list[dict]) -> list[int]:
+    return [f["seq"] for f in frames if "seq" in f]
+
+
+def chunks(frames: list[dict]) -> list[dict]:
+    return [f for f in frames if "seq" in f]
+
+
+async def run_once(comm, text: str) -> list[dict]:
+    await send(comm, {"type": "send-message", "message": text})
+    return await frames_until(comm, run_ended)
+
+
+# -- connecting ---------------------------------------------------------------------------------
+async def test_an_anonymous_socket_is_closed_with_4401(chat_site):
+    comm = await open_socket(None)
+    assert comm.connected
+    assert await close_code(comm) == 4401
+
+
+@pytest.mark.parametrize("agent", ["nobody", "no-memory"])
+async def test_an_unknown_agent_or_one_without_memory_is_closed_with_4404(chat_site, alice, agent):
+    comm = await open_socket(alice, agent=agent)
+    assert await close_code(comm) == 4404
+
+
+async def test_another_users_thread_is_closed_with_4404(chat_site, alice, bob):
+    await sync_to_async(Thread.objects.create)(id="alices", resource_id="alice")
+    comm = await open_socket(bob, thread="alices")
+    assert await close_code(comm) == 4404
+
+
+async def test_an_invalid_thread_id_is_closed_with_4404(chat_site, alice):
+    comm = await open_socket(alice, thread="a" * 300)
+    assert await close_code(comm) == 4404
+
+
+async def test_staff_may_watch_any_thread(chat_site, alice, staff):
+    await sync_to_async(Thread.objects.create)(id="alices", resource_id="alice")
+    comm = await open_socket(staff, thread="alices")
+    assert (await comm.receive_json_from())["type"] == "snapshot"
+    await comm.disconnect()
+
+
+async def test_a_foreign_origin_is_refused(chat_site, alice):
+    comm = await open_socket(alice, origin=b"http://evil.example")
+    assert not comm.connected
+
+
+async def test_a_new_thread_starts_with_an_empty_snapshot(chat_site, alice):
+    comm = await open_socket(alice)
+    assert await comm.receive_json_from() == {"type": "snapshot", "messages": [], "queued": [], "approvals": [],
+                                              "activeRunId": None, "lastSeq": 0}
+    assert await comm.receive_nothing()
+    await comm.disconnect()
+
+
+# -- streaming, snapshot, resume ----------------------------------------------------------------
+async def test_a_message_streams_with_increasing_seq_and_lands_in_the_next_snapshot(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    frames = await run_once(comm, "hello\nworld")
+    accepted = frames[0] if frames[0]["type"] == "accepted" else next(f for f in frames if f["type"] == "accepted")
+    assert accepted["action"] == "wake" and accepted["signal"]["type"] == "user"
+    got = chunks(frames)
+    assert seqs(got) == list(range(1, len(got) + 1))
+    assert got[0]["type"] == "start" and got[-1]["type"] == "finish"
+    assert {c["runId"] for c in got} == {accepted["runId"]}
+    text = "".join(c["payload"]["text"] for c in got if c["type"] == "text-delta")
+    assert text == "echo: hello\necho: world"
+    echo = next(c for c in got if c["type"] == "data-user-message")
+    assert echo["data"]["contents"] == "hello\nworld" and echo["data"]["id"] == accepted["signal"]["id"]
+    await wait_idle("alice", "t1")
+    await comm.disconnect()
+
+    again = await open_socket(alice)
+    snapshot = await again.receive_json_from()
+    assert snapshot["lastSeq"] == len(got) and snapshot["activeRunId"] is None
+    assert [(m["role"], m["id"]) for m in snapshot["messages"]][0] == ("user", accepted["signal"]["id"])
+    assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant"]
+    assert await again.receive_nothing()  # nothing is replayed: it is all in the messages
+    await again.disconnect()
+
+
+async def test_resume_after_last_seq_gets_exactly_the_chunks_after_it(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    got = chunks(await run_once(comm, "a\nb\nc"))
+    await wait_idle("alice", "t1")
+    await comm.disconnect()
+    resumed = await open_socket(alice, query="lastSeq=3")
+    snapshot = await resumed.receive_json_from()
+    assert snapshot["type"] == "snapshot" and snapshot["lastSeq"] == 3
+    rest = [await resumed.receive_json_from() for _ in range(len(got) - 3)]
+    assert rest == got[3:]
+    assert await resumed.receive_nothing()
+    await resumed.disconnect()
+
+
+async def test_an_invalid_last_seq_is_an_error_frame_and_a_fresh_snapshot(chat_site, alice):
+    comm = await open_socket(alice, query="lastSeq=-4")
+    assert await comm.receive_json_from() == {"type": "error", "code": "invalid_last_seq",
+                                              "message": "lastSeq must be a whole number from 0"}
+    assert (await comm.receive_json_from())["type"] == "snapshot"
+    await comm.disconnect()
+
+
+async def test_joining_mid_run_replays_the_run_once_then_streams_live(chat_site, alice):
+    chat_site(model=GatedEcho(after=2))
+    first = await open_socket(alice)
+    await first.receive_json_from()
+    await send(first, {"type": "send-message", "message": "one\ntwo\nthree"})
+    before = await frames_until(first, "text-delta")
+    run_id = chunks(before)[0]["runId"]
+    late = await open_socket(alice)
+    snapshot = await late.receive_json_from()
+    assert snapshot["activeRunId"] == run_id and snapshot["messages"] == [] and snapshot["lastSeq"] == 0
+    site.mastra.get_agent("chat-bot").model.open()
+    first_rest = await frames_until(first, run_ended)
+    late_all = await frames_until(late, run_ended)
+    assert chunks(late_all) == chunks(before) + chunks(first_rest)  # the whole run, each chunk once
+    assert seqs(late_all) == list(range(1, len(late_all) + 1))
+    await first.disconnect()
+    await late.disconnect()
+
+
+async def test_reconnecting_mid_run_with_last_seq_has_no_gap_and_no_duplicate(chat_site, alice):
+    chat_site(model=GatedEcho(after=2))
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "one\ntwo\nthree"})
+    seen = chunks(await frames_until(comm, lambda f: f["type"] == "text-delta"))
+    await comm.disconnect()
+    again = await open_socket(alice, query=f"lastSeq={seen[-1]['seq']}")
+    snapshot = await again.receive_json_from()
+    assert snapshot["lastSeq"] == seen[-1]["seq"] and snapshot["activeRunId"] == seen[0]["runId"]
+    site.mastra.get_agent("chat-bot").model.open()
+    rest = chunks(await frames_until(again, run_ended))
+    assert seqs(seen + rest) == list(range(1, len(seen) + len(rest) + 1))
+    text = "".join(c["payload"]["text"] for c in seen + rest if c["type"] == "text-delta")
+    assert text == "echo: one\necho: two\necho: three"
+    await again.disconnect()
+
+
+# -- client frames ------------------------------------------------------------------------------
+async def test_ping_gets_pong(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "ping"})
+    assert await comm.receive_json_from() == {"type": "pong"}
+    await comm.disconnect()
+
+
+async def test_send_message_with_attributes_reaches_the_model_as_xml(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "deploy?", "attributes": {"sender": "Ann", "platform": "slack"}})
+    frames = await frames_until(comm, run_ended)
+    echo = next(f for f in frames if f["type"] == "data-user-message")
+    assert echo["data"]["attributes"] == {"sender": "Ann", "platform": "slack"}
+    text = "".join(c["payload"]["text"] for c in frames if c["type"] == "text-delta")
+    assert text == 'echo: <user sender="Ann" platform="slack">deploy?</user>'
+    await comm.disconnect()
+
+
+async def test_a_message_while_running_is_delivered_into_the_run(chat_site, alice):
+    chat_site(model=GatedEcho(after=2))
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "first"})
+    started = await frames_until(comm, "text-delta")
+    await send(comm, {"type": "send-message", "message": "second"})
+    accepted = await frames_until(comm, "accepted")
+    assert accepted[-1]["action"] == "deliver" and accepted[-1]["runId"] == chunks(started)[0]["runId"]
+    site.mastra.get_agent("chat-bot").model.open()
+    rest = await frames_until(comm, run_ended)
+    assert [c["runId"] for c in chunks(rest) if c["type"] == "start"] == []
+    await comm.disconnect()
+
+
+async def test_queue_message_shows_in_the_queue_and_cancel_removes_it(chat_site, alice):
+    chat_site(model=GatedEcho(after=2))
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "first"})
+    await frames_until(comm, "text-delta")
+    await send(comm, {"type": "queue-message", "message": "later <b>please</b>"})
+    frames = await frames_until(comm, "queue")
+    accepted = next(f for f in frames if f["type"] == "accepted")
+    queue = frames[-1]["queued"]
+    assert [(q["id"], q["kind"], q["contents"]) for q in queue] == [
+        (accepted["signal"]["id"], "queue", "later <b>please</b>")]
+    # a late joiner sees the queue in its snapshot
+    late = await open_socket(alice)
+    assert [q["id"] for q in (await late.receive_json_from())["queued"]] == [accepted["signal"]["id"]]
+    await late.disconnect()
+    await send(comm, {"type": "cancel-queued", "signalId": accepted["signal"]["id"]})
+    assert (await frames_until(comm, "queue"))[-1] == {"type": "queue", "queued": []}
+    await send(comm, {"type": "cancel-queued", "signalId": accepted["signal"]["id"]})
+    error = (await frames_until(comm, "error"))[-1]
+    assert error["code"] == "queued_input_not_found"
+    site.mastra.get_agent("chat-bot").model.open()
+    await frames_until(comm, run_ended)
+    await wait_idle("alice", "t1")
+    statuses = await sync_to_async(lambda: list(ThreadInput.objects.order_by("id").values_list("status", flat=True)))()
+    assert statuses == ["consumed", "cancelled"]
+    await comm.disconnect()
+
+
+async def test_abort_stops_the_run(chat_site, alice):
+    chat_site(model=GatedEcho(after=2))
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "long\nanswer"})
+    await frames_until(comm, "text-delta")
+    await send(comm, {"type": "abort"})
+    frames = await frames_until(comm, "abort")
+    assert {"type": "abort-requested", "aborted": True} in frames
+    await wait_idle("alice", "t1")
+    await send(comm, {"type": "abort"})
+    assert (await frames_until(comm, "abort-requested"))[-1] == {"type": "abort-requested", "aborted": False}
+    await comm.disconnect()
+
+
+async def suspend_on_delete(comm) -> tuple[str, str]:
+    await send(comm, {"type": "send-message", "message": '/tool delete-file {"path": "/tmp/x"}'})
+    frames = await frames_until(comm, run_ended)
+    approval = next(f for f in frames if f["type"] == "tool-call-approval")
+    assert frames[-1]["payload"]["stepResult"]["reason"] == "suspended"
+    return approval["runId"], approval["payload"]["toolCallId"]
+
+
+async def test_approving_a_tool_call_runs_it_and_continues_the_run(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    run_id, call_id = await suspend_on_delete(comm)
+    late = await open_socket(alice)
+    snapshot = await late.receive_json_from()
+    assert snapshot["activeRunId"] == run_id
+    assert snapshot["approvals"] == [{"runId": run_id, "agentId": "chat-bot", "toolCallId": call_id,
+                                      "toolName": "delete-file", "args": {"path": "/tmp/x"}}]
+    await late.disconnect()
+    await send(comm, {"type": "tool-approval", "runId": run_id, "toolCallId": call_id, "approved": True})
+    frames = await frames_until(comm, run_ended)
+    result = next(f for f in frames if f["type"] == "tool-result")
+    assert result["payload"]["result"] == {"deleted": "/tmp/x"}
+    assert site.DELETED == [{"path": "/tmp/x"}]
+    # deciding twice is stale
+    await send(comm, {"type": "tool-approval", "runId": run_id, "toolCallId": call_id, "approved": True})
+    assert (await frames_until(comm, "error"))[-1]["code"] == "approval_not_found"
+    await comm.disconnect()
+
+
+async def test_declining_a_tool_call_never_runs_it(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    run_id, call_id = await suspend_on_delete(comm)
+    await send(comm, {"type": "tool-approval", "runId": run_id, "toolCallId": call_id, "approved": False})
+    frames = await frames_until(comm, run_ended)
+    assert frames[-1]["type"] == "finish" and site.DELETED == []
+    await comm.disconnect()
+
+
+async def test_a_stale_tool_call_id_is_an_error_frame(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    run_id, _ = await suspend_on_delete(comm)
+    await send(comm, {"type": "tool-approval", "runId": run_id, "toolCallId": "other", "approved": True})
+    assert (await frames_until(comm, "error"))[-1]["code"] == "approval_stale"
+    await send(comm, {"type": "abort"})
+    await frames_until(comm, "abort")
+    await comm.disconnect()
+
+
+# -- isolation ----------------------------------------------------------------------------------
+async def test_another_users_run_and_queue_cannot_be_reached_from_ones_own_thread(chat_site, alice, bob):
+    chat_site(model=GatedEcho(after=2))
+    mine = await open_socket(alice)
+    await mine.receive_json_from()
+    await send(mine, {"type": "send-message", "message": "first"})
+    started = await frames_until(mine, "text-delta")
+    await send(mine, {"type": "queue-message", "message": "later"})
+    queued = (await frames_until(mine, "queue"))[-1]["queued"][0]["id"]
+    theirs = await open_socket(bob, thread="bobs")
+    await theirs.receive_json_from()
+    await send(theirs, {"type": "cancel-queued", "signalId": queued})
+    assert (await frames_until(theirs, "error"))[-1]["code"] == "queued_input_not_found"
+    await send(theirs, {"type": "tool-approval", "runId": chunks(started)[0]["runId"], "toolCallId": "c",
+                        "approved": True})
+    assert (await frames_until(theirs, "error"))[-1]["code"] == "approval_not_found"
+    assert await theirs.receive_nothing()  # bob hears nothing of alice's thread
+    site.mastra.get_agent("chat-bot").model.open()
+    await frames_until(mine, lambda f: f["type"] == "finish" and f["runId"] != chunks(started)[0]["runId"])
+    await theirs.disconnect()
+    await mine.disconnect()
+
+
+# -- bad frames ---------------------------------------------------------------------------------
+BAD_FRAMES = [
+    ("not json", "invalid_json", "the frame is not valid JSON"),
+    ("[1, 2]", "invalid_frame", "a frame is a JSON object with a type"),
+    ('{"type": "explode"}', "invalid_frame",
+     "unknown frame type 'explode'; one of send-message, queue-message, abort, tool-approval, cancel-queued, ping"),
+    ('{"type": "send-message"}', "invalid_frame", "send-message needs a non-empty string message"),
+    ('{"type": "queue-message", "message": "  "}', "invalid_frame", "queue-message needs a non-empty string message"),
+    ('{"type": "send-message", "message": "x", "attributes": [1]}', "invalid_frame", "attributes must be an object"),
+    ('{"type": "send-message", "message": "x", "attributes": {"bad name": 1}}', "invalid_attribute_name", None),
+    ('{"type": "tool-approval", "runId": "r", "toolCallId": "c", "approved": "yes"}', "invalid_frame",
+     "tool-approval needs runId and toolCallId (strings) and approved (true or false)"),
+    ('{"type": "cancel-queued"}', "invalid_frame", "cancel-queued needs a signalId (string)"),
+]
+
+
+@pytest.mark.parametrize("text,code,message", BAD_FRAMES)
+async def test_a_bad_frame_gets_an_error_frame_and_the_socket_stays_open(chat_site, alice, text, code, message):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await comm.send_to(text_data=text)
+    error = await comm.receive_json_from()
+    assert error["type"] == "error" and error["code"] == code
+    if message is not None:
+        assert error["message"] == message
+    await send(comm, {"type": "ping"})
+    assert await comm.receive_json_from() == {"type": "pong"}
+    await comm.disconnect()
+
+
+async def test_a_binary_frame_gets_an_error_frame(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await comm.send_to(bytes_data=b"\x00\x01")
+    assert (await comm.receive_json_from())["code"] == "invalid_frame"
+    await comm.disconnect()
+
+
+async def test_an_oversize_message_gets_an_error_frame_and_stores_nothing(chat_site, alice, settings):
+    from agents.runtime.limits import configure_limits, current_limits
+
+    previous = current_limits().max_signal_bytes
+    configure_limits(max_signal_bytes=2048)
+    settings.MASTRA_CHAT_MAX_FRAME_BYTES = 4096
+    try:
+        comm = await open_socket(alice)
+        await comm.receive_json_from()
+        await send(comm, {"type": "send-message", "message": "x" * 3000})
+        error = await comm.receive_json_from()
+        assert error["type"] == "error" and error["code"] == "signal_too_large"
+        await comm.send_to(text_data=json.dumps({"type": "send-message", "message": "y" * 5000}))
+        assert await comm.receive_json_from() == {"type": "error", "code": "frame_too_large",
+                                                  "message": "the frame is larger than 4096 bytes"}
+        await send(comm, {"type": "ping"})
+        assert await comm.receive_json_from() == {"type": "pong"}
+        await comm.disconnect()
+    finally:
+        configure_limits(max_signal_bytes=previous)
+    assert await sync_to_async(ThreadInput.objects.count)() == 0
+
+
+async def test_an_approval_continues_the_run_with_its_own_agent_after_switching_agents(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    run_id, call_id = await suspend_on_delete(comm)
+    await comm.disconnect()
+    other = await open_socket(alice, agent="helper")  # the same thread, watched through another agent
+    snapshot = await other.receive_json_from()
+    assert [a["toolCallId"] for a in snapshot["approvals"]] == [call_id]
+    replayed = await frames_until(other, run_ended)  # the suspended run from its start
+    assert replayed[-1]["payload"]["stepResult"]["reason"] == "suspended"
+    await send(other, {"type": "tool-approval", "runId": run_id, "toolCallId": call_id, "approved": True})
+    frames = await frames_until(other, run_ended)
+    assert next(f for f in frames if f["type"] == "tool-result")["payload"]["result"] == {"deleted": "/tmp/x"}
+    assert frames[-1]["type"] == "finish" and frames[-1]["payload"]["stepResult"]["reason"] == "stop"
+    assert site.DELETED == [{"path": "/tmp/x"}]
+    await other.disconnect()
