@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import DisallowedHost
+from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from rest_framework import exceptions as drf
 
@@ -52,6 +53,11 @@ def exception_response(exc: BaseException) -> JsonResponse:
     """The response for an exception raised while serving a request (DRF's, the runtime's, any)."""
     if isinstance(exc, MastraError):
         return error_response(exc.code, exc.message)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        # the database is unreachable or out of connections: nothing was stored, retrying may work
+        logger.warning("database unavailable in an API view", exc_info=exc)
+        return error_response("database_unavailable", "the database is unavailable, try again", status=503,
+                              headers={"Retry-After": "1"})
     if isinstance(exc, DisallowedHost):
         return error_response("invalid_host", "the Host header is not one of ALLOWED_HOSTS", status=400)
     if isinstance(exc, drf.APIException):

@@ -1,0 +1,40 @@
+"""The error bodies of the API: one shape, a stable code, the status the code stands for."""
+
+import json
+
+from django.db import OperationalError
+
+from agents.access import AccessDenied, ThreadNotFound
+from agents.api.errors import exception_response, status_for
+from agents.runtime.errors import SignalError
+
+
+def test_codes_map_to_statuses():
+    assert status_for("thread_not_found") == 404
+    assert status_for("resource_forbidden") == status_for("thread_resource_mismatch") == 403
+    assert status_for("too_many_pending_inputs") == 429
+    assert status_for("body_too_large") == 413
+    assert status_for("invalid_attribute_value") == 400  # any validation code
+
+
+def test_runtime_errors_become_the_one_body():
+    for exc, status in ((SignalError("bad", code="invalid_behavior"), 400), (ThreadNotFound("gone"), 404),
+                        (AccessDenied("no", code="resource_forbidden"), 403)):
+        response = exception_response(exc)
+        assert response.status_code == status
+        body = json.loads(response.content)
+        assert body == {"error": exc.message, "code": exc.code, "message": exc.message}
+        assert int(response["Content-Length"]) == len(response.content)
+
+
+def test_an_unreachable_database_is_503_with_retry_after():
+    response = exception_response(OperationalError("sorry, too many clients already"))
+    assert response.status_code == 503 and response["Retry-After"] == "1"
+    assert json.loads(response.content)["code"] == "database_unavailable"
+
+
+def test_a_bug_is_500_without_details():
+    response = exception_response(KeyError("secret"))
+    assert response.status_code == 500
+    assert json.loads(response.content) == {"error": "internal error", "code": "internal_error",
+                                            "message": "internal error"}
