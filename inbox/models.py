@@ -179,6 +179,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
+        verbose_name_plural = "webhook deliveries"
         constraints = [models.UniqueConstraint(fields=["endpoint", "delivery_id"], name="webhook_delivery_once")]
 
     def __str__(self) -> str:
