@@ -216,14 +216,22 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # channels-redis's pub/sub layer by default: Redis pushes each thread message to the processes
+    # subscribed to its thread (no polling, no per-channel capacity to overflow). The list-based
+    # ``core`` layer polls one message per round trip: with a hundred busy threads a process's
+    # reader fell minutes behind and messages expired (bench/websocket.py, docs/chat.md).
+    MASTRA_CHANNEL_LAYER = env_choice("MASTRA_CHANNEL_LAYER", "pubsub", ("pubsub", "core"))
+    _channel_config = {"hosts": [REDIS_URL],
+                       # the prefix keeps separate deployments (and concurrent test runs) on one Redis apart
+                       "prefix": env_str("MASTRA_CHANNEL_PREFIX", "mastra")}
+    # the core layer's bounds, checked whichever layer is chosen (a bad value is a bad value)
+    _channel_bounds = {"capacity": env_int("MASTRA_CHANNEL_CAPACITY", 1000, minimum=10, maximum=1_000_000),
+                       "expiry": env_int("MASTRA_CHANNEL_EXPIRY_S", 60, minimum=1, maximum=86_400)}
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # the prefix keeps separate deployments (and concurrent test runs) on one Redis apart
-            "CONFIG": {"hosts": [REDIS_URL],
-                       "capacity": env_int("MASTRA_CHANNEL_CAPACITY", 1000, minimum=10, maximum=1_000_000),
-                       "expiry": env_int("MASTRA_CHANNEL_EXPIRY_S", 60, minimum=1, maximum=86_400),
-                       "prefix": env_str("MASTRA_CHANNEL_PREFIX", "mastra")},
+            "BACKEND": {"pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                        "core": "channels_redis.core.RedisChannelLayer"}[MASTRA_CHANNEL_LAYER],
+            "CONFIG": {**_channel_config, **(_channel_bounds if MASTRA_CHANNEL_LAYER == "core" else {})},
         }
     }
 else:

@@ -173,14 +173,14 @@ async def spawn(transactional_db, tmp_path):
 @contextlib.asynccontextmanager
 async def redis_runtime(redis_url: str, *, ttl_ms: int = 15_000):
     """This (pytest) process as one more site process: a thread runtime on the database and a
-    channels-redis layer of its own, installed on the running loop."""
-    from channels_redis.core import RedisChannelLayer
+    channels-redis layer of its own (the site's default, the pub/sub layer), installed on the running loop."""
+    from channels_redis.pubsub import RedisPubSubChannelLayer
 
     from agents.threads.pubsub import ChannelLayerPubSub
     from agents.threads.store import DjangoThreadStore
 
     # the workers' prefix (settings read MASTRA_CHANNEL_PREFIX, set per test run)
-    layer = RedisChannelLayer(hosts=[redis_url], prefix=os.environ.get("MASTRA_CHANNEL_PREFIX", "mastra"))
+    layer = RedisPubSubChannelLayer(hosts=[redis_url], prefix=os.environ.get("MASTRA_CHANNEL_PREFIX", "mastra"))
     pubsub = ChannelLayerPubSub(layer)
     runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=ttl_ms)
     set_thread_runtime(runtime)
@@ -190,7 +190,7 @@ async def redis_runtime(redis_url: str, *, ttl_ms: int = 15_000):
         await drain_thread_runtime(runtime, timeout=5)
         set_thread_runtime(None)
         await pubsub.close()
-        await layer.close_pools()
+        await layer.flush()
 
 
 async def wait_until(predicate, timeout: float, what: str, interval: float = 0.02):

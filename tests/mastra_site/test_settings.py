@@ -32,6 +32,7 @@ print(json.dumps({
     "vendor": connections["default"].vendor,
     "layer_backend": settings.CHANNEL_LAYERS["default"]["BACKEND"],
     "layer_hosts": settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("hosts"),
+    "layer_config": settings.CHANNEL_LAYERS["default"].get("CONFIG"),
     "layer_class": type(layer).__module__ + "." + type(layer).__name__,
     "broker": settings.CELERY_BROKER_URL, "eager": settings.CELERY_TASK_ALWAYS_EAGER,
     "model": settings.MASTRA_DEFAULT_MODEL, "mastra": settings.MASTRA, "debug": settings.DEBUG,
@@ -89,8 +90,8 @@ def test_database_url_selects_postgresql():
 
 def test_redis_url_selects_channels_redis_and_the_celery_broker():
     s = probe(REDIS_URL="redis://cache.example.internal:6380/2")
-    assert s["layer_backend"] == "channels_redis.core.RedisChannelLayer"
-    assert s["layer_class"] == "channels_redis.core.RedisChannelLayer"
+    assert s["layer_backend"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert s["layer_class"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     assert s["layer_hosts"] == ["redis://cache.example.internal:6380/2"]
     assert s["broker"] == "redis://cache.example.internal:6380/2" and s["eager"] is False
     assert s["engine"] == "django.db.backends.sqlite3"
@@ -100,7 +101,18 @@ def test_production_env_sets_both():
     s = probe(DATABASE_URL="postgres://u:p@pg:5432/app", REDIS_URL="redis://redis:6379/0",
               MASTRA_DEFAULT_MODEL="openai/gpt-4o-mini")
     assert (s["vendor"], s["layer_backend"], s["model"]) == (
-        "postgresql", "channels_redis.core.RedisChannelLayer", "openai/gpt-4o-mini")
+        "postgresql", "channels_redis.pubsub.RedisPubSubChannelLayer", "openai/gpt-4o-mini")
+
+
+def test_the_list_based_channels_redis_layer_may_be_chosen():
+    PREFIX = os.environ.get("MASTRA_CHANNEL_PREFIX", "mastra")  # each test run has its own (tests/pytest_env.py)
+    s = probe(REDIS_URL="redis://redis:6379/0", MASTRA_CHANNEL_LAYER="core", MASTRA_CHANNEL_CAPACITY="500")
+    assert s["layer_backend"] == "channels_redis.core.RedisChannelLayer"
+    assert s["layer_config"] == {"hosts": ["redis://redis:6379/0"], "prefix": PREFIX, "capacity": 500, "expiry": 60}
+    assert probe(REDIS_URL="redis://redis:6379/0")["layer_config"] == {"hosts": ["redis://redis:6379/0"],
+                                                                      "prefix": PREFIX}
+    assert refusal(REDIS_URL="redis://redis:6379/0", MASTRA_CHANNEL_LAYER="rabbit") == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_CHANNEL_LAYER must be one of pubsub, core, not 'rabbit'")
 
 
 def test_sqlite_file_name_and_default_model_are_configurable():
