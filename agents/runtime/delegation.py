@@ -39,7 +39,7 @@ from typing import Any, Callable
 from .errors import AgentConfigError, MastraError
 from .ids import MAX_THREAD_ID
 from .messages import new_id, now_iso
-from .naming import snake_keys
+from .naming import option_dict, snake_keys
 from .tools import Tool
 
 logger = logging.getLogger(__name__)
@@ -80,13 +80,9 @@ class DelegationError(MastraError):
 
 def delegation_check(value: Any) -> dict:
     """The ``delegation`` option with snake_case keys; raises :class:`AgentConfigError`."""
-    if not isinstance(value, dict):
-        raise AgentConfigError("options.delegation", "must be a dict (on_delegation_start, on_delegation_complete, "
-                                                     "message_filter, hook_error_strategy)")
-    value = snake_keys(value)
-    bad = set(value) - DELEGATION_KEYS
-    if bad:
-        raise AgentConfigError(f"options.delegation.{sorted(bad)[0]}", "unknown key")
+    value = option_dict(value, "options.delegation", DELEGATION_KEYS,
+                        expected="must be a dict (on_delegation_start, on_delegation_complete, "
+                                 "message_filter, hook_error_strategy)")
     for name in ("on_delegation_start", "on_delegation_complete", "message_filter"):
         if value.get(name) is not None and not callable(value[name]):
             raise AgentConfigError(f"options.delegation.{name}", "must be callable")

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from .errors import AgentConfigError
-from .naming import snake_keys
+from .naming import option_dict, snake_keys
 
 TELEMETRY_KEYS = frozenset({"is_enabled", "record_inputs", "record_outputs", "function_id"})
 
@@ -28,12 +28,8 @@ def legacy_options_apply(options: dict) -> dict:
     telemetry = options.pop("telemetry", None)
     if telemetry is None:
         return options
-    if not isinstance(telemetry, dict):
-        raise AgentConfigError("options.telemetry", "must be a dict (is_enabled, record_inputs, record_outputs, function_id)")
-    telemetry = snake_keys(telemetry)
-    bad = set(telemetry) - TELEMETRY_KEYS
-    if bad:
-        raise AgentConfigError(f"options.telemetry.{sorted(bad)[0]}", "unknown key")
+    telemetry = option_dict(telemetry, "options.telemetry", TELEMETRY_KEYS,
+                            expected="must be a dict (is_enabled, record_inputs, record_outputs, function_id)")
     for key in ("is_enabled", "record_inputs", "record_outputs"):
         if key in telemetry and not isinstance(telemetry[key], bool):
             raise AgentConfigError(f"options.telemetry.{key}", "must be a bool")

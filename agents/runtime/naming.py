@@ -11,6 +11,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .errors import AgentConfigError
+
 _UPPER_AFTER_WORD = re.compile(r"(?<=[a-z0-9])([A-Z])")
 _UNDERSCORE_LETTER = re.compile(r"_([a-z0-9])")
 
@@ -36,3 +38,16 @@ def snake_keys(data: dict | None) -> dict:
 def camel_keys(data: dict | None) -> dict:
     """A copy of ``data`` whose top-level string keys are camelCase; values unchanged."""
     return {(camel_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}
+
+
+def option_dict(value: Any, field: str, keys: frozenset | set, *, expected: str = "must be a dict",
+                unknown: str = "unknown key") -> dict:
+    """``value`` as a snake_case dict of known ``keys``; else ``AgentConfigError`` naming ``field``
+    (``expected`` when it is not a dict, ``unknown`` with the first unknown key's path)."""
+    if not isinstance(value, dict):
+        raise AgentConfigError(field, expected)
+    value = snake_keys(value)
+    bad = set(value) - keys
+    if bad:
+        raise AgentConfigError(f"{field}.{sorted(bad)[0]}", unknown)
+    return value

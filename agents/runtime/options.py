@@ -8,7 +8,7 @@ from .errors import AgentConfigError
 from .ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from .legacy_options import legacy_options_apply
 from .limits import current_limits
-from .naming import snake_case, snake_keys
+from .naming import option_dict, snake_case, snake_keys
 from .option_checks import surface_options_check
 from .overrides import validate_versions
 
@@ -98,12 +98,7 @@ def validate_options(options: dict) -> dict:
         raise AgentConfigError("options.tool_call_concurrency", "must be a positive integer")
     settings = options.get("model_settings")
     if settings is not None:
-        if not isinstance(settings, dict):
-            raise AgentConfigError("options.model_settings", "must be a dict")
-        settings = snake_keys(settings)
-        bad = set(settings) - MODEL_SETTINGS
-        if bad:
-            raise AgentConfigError(f"options.model_settings.{sorted(bad)[0]}", "unknown model setting")
+        settings = option_dict(settings, "options.model_settings", MODEL_SETTINGS, unknown="unknown model setting")
         for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
             if settings.get(key) is not None and not isinstance(settings[key], (int, float)):
                 raise AgentConfigError(f"options.model_settings.{key}", "must be a number")
@@ -190,12 +185,7 @@ def validate_hooks(hooks: Any, field: str) -> None:
 
 
 def validate_memory_option(memory: Any) -> dict:
-    if not isinstance(memory, dict):
-        raise AgentConfigError("options.memory", "must be a dict with 'resource' and 'thread'")
-    memory = snake_keys(memory)
-    bad = set(memory) - MEMORY_KEYS
-    if bad:
-        raise AgentConfigError(f"options.memory.{sorted(bad)[0]}", "unknown key")
+    memory = option_dict(memory, "options.memory", MEMORY_KEYS, expected="must be a dict with 'resource' and 'thread'")
     id_check(memory.get("resource"), "options.memory.resource", MAX_RESOURCE_ID, error=AgentConfigError)
     thread = memory.get("thread")
     if isinstance(thread, dict):
@@ -209,12 +199,7 @@ def validate_memory_option(memory: Any) -> dict:
     else:
         id_check(thread, "options.memory.thread", MAX_THREAD_ID, error=AgentConfigError)
     opts = memory.get("options") or {}
-    if not isinstance(opts, dict):
-        raise AgentConfigError("options.memory.options", "must be a dict")
-    opts = snake_keys(opts)
-    bad = set(opts) - MEMORY_OPTION_KEYS
-    if bad:
-        raise AgentConfigError(f"options.memory.options.{sorted(bad)[0]}", "unknown memory option")
+    opts = option_dict(opts, "options.memory.options", MEMORY_OPTION_KEYS, unknown="unknown memory option")
     lm = opts.get("last_messages")
     if lm is not None and lm is not False and (not isinstance(lm, int) or isinstance(lm, bool) or lm < 0):
         raise AgentConfigError("options.memory.options.last_messages", "must be a non-negative integer or False")

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import AgentConfigError
 from ..messages import new_id, now_iso, text_of
-from ..naming import camel_keys, snake_keys
+from ..naming import camel_keys, option_dict
 from .scorer import Scorer
 
 KEYS = frozenset({"scorers", "strategy", "on_complete", "parallel", "timeout", "suppress_feedback"})
@@ -30,12 +30,7 @@ UNFINISHED = "Scorer did not finish before the completion timeout"
 
 def task_complete_check(value: Any) -> dict:
     """The ``is_task_complete`` option, snake_case; raises :class:`AgentConfigError`."""
-    if not isinstance(value, dict):
-        raise AgentConfigError("options.is_task_complete", "must be a dict with 'scorers'")
-    value = snake_keys(value)
-    bad = set(value) - KEYS
-    if bad:
-        raise AgentConfigError(f"options.is_task_complete.{sorted(bad)[0]}", "unknown key")
+    value = option_dict(value, "options.is_task_complete", KEYS, expected="must be a dict with 'scorers'")
     scorers = value.get("scorers")
     if not isinstance(scorers, (list, tuple)) or not scorers or not all(isinstance(s, Scorer) for s in scorers):
         raise AgentConfigError("options.is_task_complete.scorers", "must be a non-empty list of scorers (create_scorer)")

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import AgentConfigError
-from ..naming import snake_keys
+from ..naming import option_dict, snake_keys
 
 TRACE_ID = re.compile(r"^[0-9a-f]{1,32}$")
 SPAN_ID = re.compile(r"^[0-9a-f]{1,16}$")
@@ -100,12 +100,7 @@ class Trace:
 def tracing_options_check(value: Any) -> dict:
     """``tracing_options`` (snake_case) with ids checked: ``trace_id`` 1-32 and ``parent_span_id``
     1-16 lowercase hex characters; raises :class:`AgentConfigError` (code ``invalid_trace_id``)."""
-    if not isinstance(value, dict):
-        raise AgentConfigError("options.tracing_options", "must be a dict")
-    value = snake_keys(value)
-    bad = set(value) - OPTION_KEYS
-    if bad:
-        raise AgentConfigError(f"options.tracing_options.{sorted(bad)[0]}", "unknown key")
+    value = option_dict(value, "options.tracing_options", OPTION_KEYS)
     if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
         raise AgentConfigError("options.tracing_options.metadata", "must be a dict")
     for key in ("request_context_keys", "tags"):
