@@ -6,10 +6,12 @@ HTTP views, SSE subscriptions, the websocket consumer and the chat page all ask 
 - every signed-in user has a resource id of their own (:func:`resource_for_user`);
 - a non-staff user acts only as that resource: the server fills it when the request omits it, and a
   request naming another resource is refused (:class:`AccessDenied`, 403);
-- another user's thread does not exist for a non-staff user (:class:`ThreadNotFound`, 404: no
-  existence leak);
-- staff may act for any resource; a request naming a resource other than the one an existing
-  thread belongs to is refused (403), as Mastra's server does.
+- a thread is identified by (resource, thread id): a request reaches the thread of the resource it
+  acts as, so another resource's thread of the same id is neither seen nor taken (no existence
+  leak, no squatting);
+- staff may act for any resource by naming it (``resourceId``); without it they act as their own;
+- a run belongs to a resource (its thread's, or its HTTP caller's): only that resource and staff may
+  act on it; another's run is the same 404 as an unknown one (:class:`RunNotFound`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from channels.db import database_sync_to_async
 
 from agents.models import Run, Thread
 from agents.runtime.errors import MastraError
-from agents.runtime.ids import MAX_RESOURCE_ID, MAX_THREAD_ID, id_check
+from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
+from agents.runtime.threads.store import thread_key
 
 
 class AccessDenied(MastraError):
@@ -33,6 +36,12 @@ class ThreadNotFound(MastraError):
     """No thread by that id that the caller may see (HTTP 404)."""
 
     code = "thread_not_found"
+
+
+class RunNotFound(MastraError):
+    """No run by that id that the caller may act on (HTTP 404)."""
+
+    code = "run_not_found"
 
 
 def resource_for_user(user) -> str:
@@ -66,20 +75,13 @@ class Caller:
         return self.is_staff or thread.resource_id == self.resource_id
 
     def thread(self, thread_id: str, requested_resource: str | None = None) -> Thread | None:
-        """The existing thread ``thread_id`` as this caller may use it, or None when it does not exist
-        (the caller may then create it as :meth:`resource`). Another user's thread raises
-        :class:`ThreadNotFound` for a non-staff caller; naming a resource other than the thread's
-        raises :class:`AccessDenied`."""
+        """The existing thread ``thread_id`` of the resource the caller acts as (:meth:`resource`),
+        or None when that resource has no such thread (the caller may then create it). Threads are
+        identified by (resource, thread id): another resource's thread of the same id is not looked
+        at, so nothing here answers differently for it than for a free id."""
         id_check(thread_id, "threadId", MAX_THREAD_ID)
         resource = self.resource(requested_resource)
-        thread = Thread.objects.filter(pk=thread_id).first()
-        if thread is None:
-            return None
-        if not self.may_see(thread):
-            raise ThreadNotFound(f"thread {thread_id!r} not found")
-        if requested_resource and thread.resource_id != resource:
-            raise AccessDenied(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
-        return thread
+        return Thread.objects.filter(pk=thread_key(resource, thread_id)).first()
 
     def existing_thread(self, thread_id: str, requested_resource: str | None = None) -> Thread:
         """:meth:`thread`, with :class:`ThreadNotFound` when it does not exist."""
@@ -89,11 +91,9 @@ class Caller:
         return thread
 
     def target(self, thread_id: str, requested_resource: str | None = None) -> tuple[str, str]:
-        """``(resource_id, thread_id)`` a request may write to: an existing thread's own resource,
-        or the resource the caller acts as for a thread that does not exist yet."""
-        thread = self.thread(thread_id, requested_resource)
-        if thread is not None:
-            return thread.resource_id, thread.id
+        """``(resource_id, thread_id)`` a request may write to: the thread ``thread_id`` of the
+        resource the caller acts as, existing or not."""
+        id_check(thread_id, "threadId", MAX_THREAD_ID)
         return self.resource(requested_resource), thread_id
 
     def visible_threads(self, resource_id: str | None = None):
@@ -103,19 +103,22 @@ class Caller:
             threads = threads.filter(resource_id=self.resource(resource_id))
         return threads
 
+    def run(self, run_id: str) -> Run:
+        """The run ``run_id`` when the caller may act on it: its resource is the caller's (staff: any).
+        An unknown run and another resource's run are the same :class:`RunNotFound` (404)."""
+        id_check(run_id, "runId", MAX_RUN_ID)
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None or not (self.is_staff or (run.resource_id and run.resource_id == self.resource_id)):
+            raise RunNotFound(f"run {run_id!r} not found")
+        return run
+
     def run_thread(self, run_id: str) -> Thread | None:
-        """The thread run ``run_id`` answered in, when the caller may see it; None for an unknown
-        run or a run without a thread (its id is then the only key to it). Another user's run is
-        :class:`ThreadNotFound` for a non-staff caller."""
-        id_check(run_id, "runId", MAX_THREAD_ID)
-        run = Run.objects.filter(pk=run_id).select_related("thread").first()
-        if run is None or run.thread is None:
-            return None
-        if not self.may_see(run.thread):
-            raise ThreadNotFound(f"run {run_id!r} not found")
-        return run.thread
+        """The thread run ``run_id`` (:meth:`run`) answered in; None for a run without a thread."""
+        run = self.run(run_id)
+        return None if run.thread_id is None else Thread.objects.filter(pk=run.thread_id).first()
 
     athread = database_sync_to_async(thread)
     arun_thread = database_sync_to_async(run_thread)
     aexisting_thread = database_sync_to_async(existing_thread)
     atarget = database_sync_to_async(target)
+    arun = database_sync_to_async(run)

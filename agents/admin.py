@@ -17,16 +17,21 @@ from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, Thread
 from agents.observability import Score, TraceSpan
 from agents.observability_services import run_scores, run_spans
 from agents.runtime.errors import MastraError
-from agents.runtime.threads import thread_key
+from agents.threads.identity import thread_ref
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
 
 
-def _link(model: str, pk: str | None) -> str:
+def _link(model: str, pk: str | None, text: str | None = None) -> str:
     if not pk:
         return "-"
-    return format_html('<a href="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]), pk)
+    return format_html('<a href="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]), text or pk)
+
+
+def _thread_link(key: str | None) -> str:
+    """A link to a thread's admin page, shown as ``resource / thread id``."""
+    return _link("thread", key, " / ".join(thread_ref(key)) if key else None)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -79,9 +84,9 @@ class WaitingInputInline(admin.TabularInline):
 
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ("id", "resource_id", "title", "updated_at")
-    search_fields = ("id", "resource_id", "title")
-    readonly_fields = ("id", "resource_id", "title", "metadata", "created_at", "updated_at", "lease_status",
+    list_display = ("thread_id", "resource_id", "title", "updated_at")
+    search_fields = ("thread_id", "resource_id", "title")
+    readonly_fields = ("thread_id", "resource_id", "title", "metadata", "created_at", "updated_at", "lease_status",
                        "owner_run", "lease_token", "lease_expires_at", "pending_approvals")
     inlines = [MessageInline, WaitingInputInline]
 
@@ -129,10 +134,10 @@ class ThreadAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
-    list_display = ("id", "agent_id", "thread_link", "status", "finish_reason", "steps", "tokens", "error_line",
+    list_display = ("id", "agent_id", "resource_id", "thread_link", "status", "finish_reason", "steps", "tokens", "error_line",
                     "started_at", "finished_at")
     list_filter = ("status", "finish_reason", "agent_id", "started_at")
-    search_fields = ("id", "thread__id", "thread__resource_id", "error")
+    search_fields = ("id", "resource_id", "thread__thread_id", "error")
     readonly_fields = ("thread_link", "scores", "trace")
 
     @admin.display(description="tokens")
@@ -145,7 +150,7 @@ class RunAdmin(ReadOnlyAdmin):
 
     @admin.display(description="thread")
     def thread_link(self, obj: Run) -> str:
-        return _link("thread", obj.thread_id)
+        return _thread_link(obj.thread_id)
 
     @admin.display(description="scores")
     def scores(self, obj: Run) -> str:
@@ -241,13 +246,13 @@ class ThreadLeaseAdmin(ReadOnlyAdmin):
                     "expires_at")
     list_filter = ("status", "agent_id")
     list_select_related = ("thread",)
-    search_fields = ("thread__id", "thread__resource_id", "owner_run_id")
+    search_fields = ("thread__thread_id", "thread__resource_id", "owner_run_id")
     readonly_fields = ("thread_link", "resource_id", "active", "owner_run")
     actions = ("abort_runs",)
 
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadLease) -> str:
-        return _link("thread", obj.thread_id)
+        return _thread_link(obj.thread_id)
 
     @admin.display(description="active", boolean=True)
     def active(self, obj: ThreadLease) -> bool:
@@ -259,8 +264,7 @@ class ThreadLeaseAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Abort the active run of the selected threads")
     def abort_runs(self, request, queryset):
-        keys = [thread_key(resource_id, thread_id)
-                for thread_id, resource_id in queryset.values_list("thread_id", "thread__resource_id")]
+        keys = list(queryset.values_list("thread_id", flat=True))  # a lease's thread_id is the thread key
         aborted = [outcome for key in keys if (outcome := run_abort_request(key=key)) is not None]
         self.message_user(request, f"{len(aborted)} run(s) asked to abort.", messages.SUCCESS)
 
@@ -270,29 +274,29 @@ class ThreadInputAdmin(ReadOnlyAdmin):
     list_display = ("input_id", "thread_link", "agent_id", "kind", "status", "attempts", "run_id", "consumed_by",
                     "created_at")
     list_filter = ("status", "kind", "agent_id")
-    search_fields = ("input_id", "thread__id", "thread__resource_id")
+    search_fields = ("input_id", "thread__thread_id", "thread__resource_id")
     readonly_fields = ("thread_link",)
     actions = ("cancel_inputs",)
 
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadInput) -> str:
-        return _link("thread", obj.thread_id)
+        return _thread_link(obj.thread_id)
 
     @admin.action(description="Cancel the selected waiting inputs")
     def cancel_inputs(self, request, queryset):
-        count = queued_inputs_cancel(ids=list(queryset.values_list("input_id", flat=True)))
+        count = queued_inputs_cancel(key=None, ids=list(queryset.values_list("input_id", flat=True)))
         self.message_user(request, f"{count} input(s) cancelled.", messages.SUCCESS)
 
 
 @admin.register(ThreadEvent)
 class ThreadEventAdmin(ReadOnlyAdmin):
     list_display = ("thread_link", "seq", "run_id", "created_at")
-    search_fields = ("thread__id", "run_id")
+    search_fields = ("thread__thread_id", "run_id")
     readonly_fields = ("thread_link",)
 
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadEvent) -> str:
-        return _link("thread", obj.thread_id)
+        return _thread_link(obj.thread_id)
 
 
 # the agent editor's pages (agents.editor.admin registers them)

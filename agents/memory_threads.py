@@ -19,14 +19,14 @@ def memory_threads_page(*, threads, page: int, per_page: int) -> dict:
     """``{threads, total, page, perPage, hasMore}`` of a thread queryset, most recently updated first."""
     total = threads.count()
     start, end = page_bounds(page, per_page)
-    rows = [t.to_dict() for t in threads.order_by("-updated_at", "id")[start:end]]
+    rows = [t.to_dict() for t in threads.order_by("-updated_at", "thread_id")[start:end]]
     return {"threads": rows, "total": total, "page": page, "perPage": per_page, "hasMore": end < total}
 
 
 def memory_messages_page(*, thread: Thread, page: int, per_page: int, include_system_reminders: bool) -> dict:
     """``{messages, total, page, perPage, hasMore}`` of a thread, oldest first; system reminders
     (``reactive`` signals) only with ``include_system_reminders``, as Mastra lists them."""
-    rows = Message.objects.filter(thread_id=thread.id).order_by("id")
+    rows = Message.objects.filter(thread_id=thread.key).order_by("id")
     if not include_system_reminders:
         rows = rows.exclude(type="signal", metadata__signal__tagName="system-reminder")
     total = rows.count()

@@ -7,14 +7,25 @@ from __future__ import annotations
 
 from django.db import models
 
+from agents.runtime.threads.store import thread_key
 from agents.sql import StatementManager
 
 
 class Thread(models.Model):
-    """A memory thread: one conversation owned by one resource (a user, a team...)."""
+    """A memory thread: one conversation owned by one resource (a user, a team...).
 
-    id = models.CharField(primary_key=True, max_length=255)
+    A thread is identified by the pair (resource id, thread id), as Mastra's memory scopes threads by
+    resource: two resources may each have a thread ``t1``, and one resource's id says nothing about
+    another's. The row's primary key is that pair as one string, the runtime's thread key
+    (:func:`thread_key`: resource id, ``\\x1f``, thread id; ids never hold control characters).
+    The foreign keys of messages, runs, leases, inputs, events and notification records hold that key
+    (their ``thread_id`` attribute is the key, not the thread id a caller names).
+    """
+
+    key = models.CharField(primary_key=True, max_length=511)
     resource_id = models.CharField(max_length=255, db_index=True)
+    #: the id callers name (unique within the resource)
+    thread_id = models.CharField(max_length=255)
     title = models.CharField(max_length=255, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -25,19 +36,31 @@ class Thread(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         indexes = [models.Index(fields=["resource_id", "-updated_at"])]
+        constraints = [models.UniqueConstraint(fields=["resource_id", "thread_id"], name="thread_unique_in_resource")]
 
     def __str__(self) -> str:
-        return self.title or self.id
+        return self.title or self.thread_id
+
+    def save(self, *args, **kwargs):
+        if not self.key:
+            self.key = thread_key(self.resource_id, self.thread_id)
+        super().save(*args, **kwargs)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "resourceId": self.resource_id, "title": self.title, "metadata": self.metadata,
+        return {"id": self.thread_id, "resourceId": self.resource_id, "title": self.title, "metadata": self.metadata,
                 "createdAt": self.created_at.isoformat(), "updatedAt": self.updated_at.isoformat()}
+
+
+def thread_id_of(key: str) -> str:
+    """The thread id a caller names, from a thread key (a row's ``thread_id`` foreign key value)."""
+    return key.split("\x1f", 1)[1]
 
 
 class Message(models.Model):
     """A stored message in the runtime's format (role + content parts). ``id`` orders a thread."""
 
-    message_id = models.CharField(max_length=64, unique=True)
+    #: unique within its thread (a caller may choose a signal's id: another thread's ids say nothing)
+    message_id = models.CharField(max_length=64)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
     resource_id = models.CharField(max_length=255)
     role = models.CharField(max_length=16)
@@ -51,13 +74,14 @@ class Message(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["thread", "id"])]
+        constraints = [models.UniqueConstraint(fields=["thread", "message_id"], name="message_unique_in_thread")]
 
     def __str__(self) -> str:
         return f"{self.role} {self.message_id}"
 
     def to_dict(self) -> dict:
         data = {"id": self.message_id, "role": self.role, "content": self.content,
-                "createdAt": self.created_at.isoformat(), "threadId": self.thread_id,
+                "createdAt": self.created_at.isoformat(), "threadId": thread_id_of(self.thread_id),
                 "resourceId": self.resource_id}
         if self.type:
             data["type"] = self.type
@@ -76,6 +100,9 @@ class Run(models.Model):
 
     id = models.CharField(primary_key=True, max_length=64)
     agent_id = models.CharField(max_length=255, db_index=True)
+    #: the resource the run belongs to (its thread's, or the caller's for a run without memory; empty
+    #: for a run started from Python without either): only it (and staff) may act on the run
+    resource_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
     #: the memory thread the run answered in (None for a run without memory)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, null=True, blank=True, related_name="runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
@@ -150,12 +177,17 @@ class ThreadLease(models.Model):
     objects = StatementManager()
 
     def __str__(self) -> str:
-        return f"{self.thread_id} → {self.owner_run_id or 'idle'}"
+        return f"{thread_id_of(self.thread_id)} → {self.owner_run_id or 'idle'}"
 
     @property
     def resource_id(self) -> str:
-        """The resource of the lease's thread (the thread row, read once per instance)."""
-        return self.thread.resource_id
+        """The resource of the lease's thread (from its key)."""
+        return self.thread_id.split("\x1f", 1)[0]
+
+    @property
+    def thread_name(self) -> str:
+        """The id callers name the lease's thread by (from its key)."""
+        return thread_id_of(self.thread_id)
 
 
 class ThreadInput(models.Model):
@@ -176,7 +208,8 @@ class ThreadInput(models.Model):
         CANCELLED = "cancelled"
         FAILED = "failed"
 
-    input_id = models.CharField(max_length=64, unique=True)
+    #: unique within its thread, as message ids
+    input_id = models.CharField(max_length=64)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="inputs")
     agent_id = models.CharField(max_length=255)
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -195,6 +228,7 @@ class ThreadInput(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["thread", "status", "id"], name="thread_input_waiting")]
+        constraints = [models.UniqueConstraint(fields=["thread", "input_id"], name="input_unique_in_thread")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.input_id} ({self.status})"
@@ -217,7 +251,7 @@ class ThreadEvent(models.Model):
         indexes = [models.Index(fields=["thread", "run_id", "seq"], name="thread_event_run")]
 
     def __str__(self) -> str:
-        return f"{self.thread_id}#{self.seq}"
+        return f"{thread_id_of(self.thread_id)}#{self.seq}"
 
 # -- scores and trace spans of runs (their own module) --
 from agents.observability import Score, TraceSpan  # noqa: E402,F401

@@ -19,7 +19,8 @@ from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import AgentConfigError, ToolApprovalError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from agents.runtime.signal import is_transient_message
-from agents.runtime.storage import ThreadOwnershipError, approval_hash
+from agents.runtime.storage import approval_hash
+from agents.runtime.threads.store import thread_key
 from agents.threads.state import state_signal_record
 
 
@@ -31,11 +32,6 @@ def time_parse(value: str | None) -> datetime:
     return parsed if parsed.tzinfo else timezone.make_aware(parsed)
 
 
-def _check_owner(thread: Thread | None, resource_id: str) -> None:
-    if thread is not None and thread.resource_id != resource_id:
-        raise ThreadOwnershipError(f"thread {thread.id!r} belongs to another resource")
-
-
 def thread_ids_check(resource_id: str, thread_id: str) -> None:
     """Both ids of a memory thread are valid ids (``invalid_id``: no control character, at most the
     columns' lengths)."""
@@ -43,14 +39,14 @@ def thread_ids_check(resource_id: str, thread_id: str) -> None:
     id_check(thread_id, "memory.thread", MAX_THREAD_ID, error=AgentConfigError)
 
 
-def thread_row_get(thread_id: str) -> Thread | None:
-    """The thread's row, or None (no ownership check)."""
-    return Thread.objects.select_row({"id": thread_id})
+def thread_row_get(resource_id: str, thread_id: str) -> Thread | None:
+    """The row of the thread (resource_id, thread_id), or None."""
+    return Thread.objects.select_row({"key": thread_key(resource_id, thread_id)})
 
 
-def _history_rows(thread_id: str, limit: int | None) -> list[Message]:
-    """The last ``limit`` messages of a thread (all with None), newest first."""
-    return Message.objects.select_rows({"thread_id": thread_id}, order_by=("-id",), limit=limit)
+def _history_rows(key: str, limit: int | None) -> list[Message]:
+    """The last ``limit`` messages of the thread ``key`` (all with None), newest first."""
+    return Message.objects.select_rows({"thread_id": key}, order_by=("-id",), limit=limit)
 
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
@@ -61,15 +57,14 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     creating or updating the thread takes one transaction that re-reads the row under its lock.
     """
     thread_ids_check(resource_id, thread_id)
-    thread = thread_row_get(thread_id)
-    _check_owner(thread, resource_id)
+    key = thread_key(resource_id, thread_id)
+    thread = thread_row_get(resource_id, thread_id)
     if not read_only and (thread is None or title is not None or metadata is not None):
         with transaction.atomic():
-            thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
-            _check_owner(thread, resource_id)
+            thread = Thread.objects.select_for_update().filter(pk=key).first()
             if thread is None:
-                thread = Thread.objects.create(id=thread_id, resource_id=resource_id, title=title or "",
-                                               metadata=dict(metadata or {}))
+                thread = Thread.objects.create(key=key, resource_id=resource_id, thread_id=thread_id,
+                                               title=title or "", metadata=dict(metadata or {}))
             else:
                 if title is not None:
                     thread.title = title
@@ -79,7 +74,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     if thread is None or last_messages == 0:
         return (thread.to_dict() if thread else None), []
     limit = None if last_messages is None or last_messages is False else last_messages
-    history = [m.to_dict() for m in reversed(_history_rows(thread_id, limit))]
+    history = [m.to_dict() for m in reversed(_history_rows(key, limit))]
     return thread.to_dict(), history
 
 
@@ -88,11 +83,10 @@ def thread_prepare_locked(thread: Thread, *, resource_id: str, thread_id: str, l
     """``thread_prepare`` for a caller that already holds the thread's lease row in its transaction
     and read (or created: ``fresh``) ``thread`` (a wake, ``agents.threads.inputs.input_accept``): no
     title or metadata change."""
-    _check_owner(thread, resource_id)
     if fresh or last_messages == 0:  # a thread created now has no messages yet
         return thread.to_dict(), []
     limit = None if last_messages is None or last_messages is False else last_messages
-    return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread_id, limit))]
+    return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread.key, limit))]
 
 
 def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
@@ -105,16 +99,16 @@ def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dic
     of transient signals are left out: they are never stored."""
     thread_ids_check(resource_id, thread_id)
     messages = [m for m in messages if not is_transient_message(m)]
-    # touching the owner's row first locks it (as select_for_update did) and checks the owner in
-    # one statement; only a missing or foreign thread needs another look
-    touched = Thread.objects.update_rows({"id": thread_id, "resource_id": resource_id}, {"updated_at": timezone.now()})
+    # touching the row first locks it (as select_for_update did); only a missing thread needs
+    # another statement
+    key = thread_key(resource_id, thread_id)
+    touched = Thread.objects.update_rows({"key": key}, {"updated_at": timezone.now()})
     if not touched:
-        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
-        _check_owner(thread, resource_id)
-        if thread is None:
-            Thread.objects.create(id=thread_id, resource_id=resource_id)
+        now = timezone.now()
+        Thread.objects.insert_rows([{"key": key, "resource_id": resource_id, "thread_id": thread_id,
+                                     "created_at": now, "updated_at": now}], ignore_conflicts=True)
     Message.objects.insert_rows([
-        {"message_id": m["id"], "thread_id": thread_id, "resource_id": resource_id, "role": m["role"],
+        {"message_id": m["id"], "thread_id": key, "resource_id": resource_id, "role": m["role"],
          "type": m.get("type") or "", "content": m["content"], "metadata": m.get("metadata") or {},
          "created_at": time_parse(m.get("createdAt"))}
         for m in messages
@@ -122,12 +116,12 @@ def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dic
 
 
 def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
-    Thread.objects.filter(pk=thread_id, resource_id=resource_id).update(title=title[:255], updated_at=timezone.now())
+    Thread.objects.filter(pk=thread_key(resource_id, thread_id)).update(title=title[:255], updated_at=timezone.now())
 
 
 def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
     thread_ids_check(resource_id, thread_id)
-    thread = Thread.objects.filter(pk=thread_id, resource_id=resource_id).first()
+    thread = thread_row_get(resource_id, thread_id)
     return thread.to_dict() if thread else None
 
 
@@ -136,8 +130,7 @@ def thread_state_signal_record(*, resource_id: str, thread_id: str, state: dict,
     """A state signal computed in a run, applied to the thread's tracking under the row's lock (see
     ``agents.threads.state``); a thread not stored (read-only memory) keeps no tracking."""
     with transaction.atomic():
-        thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
-        _check_owner(thread, resource_id)
+        thread = Thread.objects.select_for_update().filter(pk=thread_key(resource_id, thread_id)).first()
         if thread is None:
             return signal
         return state_signal_record(thread, state=state, signal=signal, now=timezone.now(), window_ids=window_ids)
@@ -145,7 +138,7 @@ def thread_state_signal_record(*, resource_id: str, thread_id: str, state: dict,
 
 def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
     thread_ids_check(resource_id, thread_id)
-    return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)]
+    return [m.to_dict() for m in Message.objects.filter(thread_id=thread_key(resource_id, thread_id))]
 
 
 def run_record(run: dict, *, existing: bool = False) -> None:
@@ -154,18 +147,25 @@ def run_record(run: dict, *, existing: bool = False) -> None:
     ``existing``: the row is most likely there (a thread run's, written when it took the thread's
     lease): a plain update, and the upsert only when no row was there. The run points at its
     memory thread when that thread's row exists and belongs to the run's resource (a read-only
-    memory run on a thread never created has none)."""
+    memory run on a thread never created has none). Its resource is its memory's; a run without
+    memory keeps the one its row holds (an HTTP caller's, written when the run id was reserved)."""
     id_check(run.get("id"), "run id", MAX_RUN_ID, error=AgentConfigError)
-    thread_id = run.get("thread_id")
-    if thread_id is not None and not existing:
-        thread = thread_row_get(thread_id)
-        if thread is None or thread.resource_id != run.get("resource_id"):
-            thread_id = None
-    values = {"agent_id": run.get("agent_id") or "", "thread_id": thread_id, "status": run.get("status") or Run.Status.COMPLETED,
+    key = None
+    if run.get("thread_id") is not None and run.get("resource_id") is not None:
+        key = thread_key(run["resource_id"], run["thread_id"])
+        if not existing and thread_row_get(run["resource_id"], run["thread_id"]) is None:
+            key = None
+    values = {"agent_id": run.get("agent_id") or "", "thread_id": key, "status": run.get("status") or Run.Status.COMPLETED,
               "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
               "error": run.get("error") or "", "steps": run.get("steps") or 0,
               "started_at": time_parse(run.get("started_at")),
               "finished_at": time_parse(run["finished_at"]) if run.get("finished_at") else None}
+    if run.get("resource_id"):
+        values["resource_id"] = run["resource_id"]
+    elif Run.objects.update_rows({"id": run["id"]}, values):
+        return  # a run without memory keeps the owner its row was reserved with (agents.runs)
+    else:
+        values["resource_id"] = ""
     if existing and Run.objects.update_rows({"id": run["id"]}, values):
         return
     Run.objects.upsert_row({"id": run["id"], **values})
@@ -185,8 +185,7 @@ def approval_claim(*, run_id: str, tool_call_id: str, decision: str) -> dict:
     if pending is None:
         raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
     if pending.tool_call_id != tool_call_id:
-        raise ToolApprovalError(f"run {run_id!r} waits on tool call {pending.tool_call_id!r}, not {tool_call_id!r}",
-                                code="approval_stale")
+        raise ToolApprovalError(f"run {run_id!r} does not wait on tool call {tool_call_id!r}", code="approval_stale")
     if pending.args_hash != approval_hash(pending.tool_name, pending.args):
         raise ToolApprovalError("the pending tool call changed since it was requested", code="approval_mismatch")
     claimed = ToolApproval.objects.filter(pk=pending.pk, status=ToolApproval.Status.PENDING).update(

@@ -16,6 +16,7 @@ from channels.db import database_sync_to_async
 
 from agents.models import Run
 from agents.registry import get_mastra
+from agents.runtime.threads.store import thread_key
 from agents.runtime.errors import SignalError, ToolApprovalError
 
 from .frames import Frame
@@ -61,15 +62,15 @@ async def run_abort(target: Target, frame: Frame) -> list[dict]:
 
 
 @database_sync_to_async
-def run_agent_id(run_id: str, thread_id: str) -> str | None:
-    """The agent of run ``run_id`` when it is a run of this thread, else None."""
-    return Run.objects.filter(pk=run_id, thread_id=thread_id).values_list("agent_id", flat=True).first()
+def run_agent_id(run_id: str, key: str) -> str | None:
+    """The agent of run ``run_id`` when it is a run of the thread ``key``, else None."""
+    return Run.objects.filter(pk=run_id, thread_id=key).values_list("agent_id", flat=True).first()
 
 
 async def tool_decide(target: Target, frame: Frame) -> list[dict]:
     """Approve or decline the pending tool call of a run of this thread; the run continues with
     its own agent (the page may have switched agents since) and streams to the thread's subscribers."""
-    agent_id = await run_agent_id(frame.run_id, target.thread_id)
+    agent_id = await run_agent_id(frame.run_id, thread_key(target.resource_id, target.thread_id))
     if agent_id is None:
         raise ToolApprovalError(f"no run {frame.run_id!r} waits for approval in this thread",
                                 code="approval_not_found")
@@ -80,10 +81,10 @@ async def tool_decide(target: Target, frame: Frame) -> list[dict]:
 
 
 async def queued_cancel(target: Target, frame: Frame) -> list[dict]:
-    waiting = await athread_queued(resource_id=target.resource_id, thread_id=target.thread_id)
-    if frame.signal_id not in {item["id"] for item in waiting}:
+    cancelled = await target.agent.cancel_queued_inputs([frame.signal_id], resource_id=target.resource_id,
+                                                        thread_id=target.thread_id)
+    if not cancelled:
         raise SignalError(f"no input {frame.signal_id!r} waits in this thread", code="queued_input_not_found")
-    await target.agent.cancel_queued_inputs([frame.signal_id])
     return [await queue_frame(target)]
 
 

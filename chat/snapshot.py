@@ -26,9 +26,9 @@ from agents.threads.inputs import queued_inputs_list
 SNAPSHOT_ATTEMPTS = 5
 
 
-def lease_mark(thread_id: str) -> tuple[int, str | None]:
+def lease_mark(key: str) -> tuple[int, str | None]:
     """``(last_seq, active_run_id)`` of the thread's lease (``(0, None)`` before any input)."""
-    lease = ThreadLease.objects.filter(thread_id=thread_id).first()
+    lease = ThreadLease.objects.filter(thread_id=key).first()
     if lease is None:
         return 0, None
     state = lease_state(lease, timezone.now())
@@ -54,17 +54,17 @@ def thread_queued(*, resource_id: str, thread_id: str) -> list[dict]:
 
 def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
     """The snapshot frame of a thread the caller may see (checked by the caller)."""
+    key = thread_key(resource_id, thread_id)
     for _ in range(SNAPSHOT_ATTEMPTS):
-        before = lease_mark(thread_id)
-        messages = [m.to_dict() for m in Message.objects.filter(thread_id=thread_id, resource_id=resource_id)
-                    .order_by("id")]
-        after = lease_mark(thread_id)
+        before = lease_mark(key)
+        messages = [m.to_dict() for m in Message.objects.filter(thread_id=key).order_by("id")]
+        after = lease_mark(key)
         if before == after:
             break
     last_seq, active_run_id = after
     approvals: list[dict] = []
     if active_run_id is not None:
-        first = (ThreadEvent.objects.filter(thread_id=thread_id, run_id=active_run_id).order_by("seq")
+        first = (ThreadEvent.objects.filter(thread_id=key, run_id=active_run_id).order_by("seq")
                  .values_list("seq", flat=True).first())
         if first is not None:
             last_seq = min(last_seq, first - 1)

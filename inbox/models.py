@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from agents.runtime.notifications import PRIORITY_RANK
+from agents.models import thread_id_of
 from agents.sql import StatementManager
 
 
@@ -102,6 +103,7 @@ class NotificationRecord(models.Model):
     def to_record(self) -> dict:
         """The runtime's record dict (snake_case keys, aware datetimes)."""
         record = {name: getattr(self, name) for name in RECORD_FIELDS}
+        record["thread_id"] = thread_id_of(self.thread_id)  # the column holds the thread's key
         record["status"], record["priority"] = str(self.status), str(self.priority)  # plain str, not the enum
         return record
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
+from agents.runtime.threads.store import thread_key
+
 from .models import NotificationRecord
 
 
@@ -12,7 +14,8 @@ def _thread_rows(*, resource_id: str | None, thread_id: str | None):
     if resource_id is not None:
         rows = rows.filter(resource_id=resource_id)
     if thread_id is not None:
-        rows = rows.filter(thread_id=thread_id)
+        rows = rows.filter(thread_id=thread_key(resource_id, thread_id)) if resource_id is not None else \
+            rows.filter(thread__thread_id=thread_id)
     return rows
 
 

@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.threads.activity import thread_states_get
-from agents.threads.identity import threads_ensure
+from agents.threads.identity import thread_key, threads_ensure
 from agents.models import Message, ThreadInput
 from agents.runtime.notifications import MAX_DELIVERY_ATTEMPTS, PRIORITY_RANK
 
@@ -112,9 +112,8 @@ def notifications_ingest_batch(*, calls: list[dict]) -> list[dict]:
     (when a call has ``thread_key``), one ``INSERT`` (executemany) of the new records, one ``UPDATE``
     (executemany) per set of changed columns. Returns ``[{"records", "thread"?, "planned"?}]`` in call order.
 
-    The calls' threads are created when missing (a record points at its thread's row); a thread of
-    another resource than its call's raises ``SignalError`` (``thread_resource_mismatch``) and
-    nothing of the batch is stored.
+    The calls' threads are created when missing (a record points at its thread's row, by the
+    thread's key: its ``thread_id`` column holds the key).
     """
     with transaction.atomic(savepoint=False):
         threads_ensure({(call["resource_id"], call["thread_id"]) for call in calls})
@@ -141,7 +140,7 @@ def _coalesce_candidates(calls: list[dict]) -> list[NotificationRecord]:
             if n["dedupe_key"] or n["coalesce_key"]:
                 threads, dedupe, coalesce = groups.setdefault(
                     (call["resource_id"], n["source"], n["kind"], call["agent_id"]), (set(), set(), set()))
-                threads.add(call["thread_id"])
+                threads.add(thread_key(call["resource_id"], call["thread_id"]))
                 if n["dedupe_key"]:
                     dedupe.add(n["dedupe_key"])
                 if n["coalesce_key"]:
@@ -186,7 +185,8 @@ class _Candidates:
         """What ``_coalesce_target`` used to ask the database: the oldest pending record of the
         call's thread with the same source and kind and key, unclaimed or claimed by the call."""
         now, token = call["now"], call["token"]
-        rows = self.by_thread.get((call["agent_id"], call["resource_id"], call["thread_id"], n["source"], n["kind"]))
+        rows = self.by_thread.get((call["agent_id"], call["resource_id"], thread_key(call["resource_id"], call["thread_id"]),
+                                   n["source"], n["kind"]))
         found = None
         for r in rows or ():
             if r.status != PENDING:
@@ -251,7 +251,7 @@ def _ingest_call(call: dict, pool: _Candidates, states: dict, batch: _BatchWrite
         else:
             record = NotificationRecord(
                 id=new_record_id(), agent_id=call["agent_id"], resource_id=call["resource_id"],
-                thread_id=call["thread_id"], source=n["source"], source_id=n["source_id"], kind=n["kind"],
+                thread_id=thread_key(call["resource_id"], call["thread_id"]), source=n["source"], source_id=n["source_id"], kind=n["kind"],
                 priority=n["priority"], priority_rank=PRIORITY_RANK[n["priority"]], summary=n["summary"],
                 payload=n["payload"], dedupe_key=n["dedupe_key"], coalesce_key=n["coalesce_key"],
                 attributes=n["attributes"], metadata=n["metadata"], lock_token=token, locked_until=locked_until,
@@ -342,11 +342,12 @@ def notifications_update(*, updates: list[dict], token: str) -> int:
         return sum(statement() for statement in statements)
 
 
-def _accepted(signal_id: str) -> str | None:
-    """How the thread took a signal whose send was interrupted: ``delivered``, ``persisted`` or None."""
-    if ThreadInput.objects.filter(input_id=signal_id).exists():
+def _accepted(key: str, signal_id: str) -> str | None:
+    """How the thread ``key`` took a signal whose send was interrupted: ``delivered``, ``persisted``
+    or None."""
+    if ThreadInput.objects.filter(thread_id=key, input_id=signal_id).exists():
         return "delivered"
-    if Message.objects.filter(message_id=signal_id).exists():
+    if Message.objects.filter(thread_id=key, message_id=signal_id).exists():
         return "persisted"
     return None
 
@@ -356,7 +357,7 @@ def _settle_interrupted(record: NotificationRecord, now: datetime) -> bool:
     that (it is never sent again) and return True; otherwise forget the attempt (it is retried)."""
     signal_id, kind = record.attempt_signal_id, record.attempt_kind
     record.attempt_signal_id, record.attempt_kind = None, ""
-    accepted = _accepted(signal_id)
+    accepted = _accepted(record.thread_id, signal_id)
     if accepted is None:
         return False
     if kind == "summary":

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 
+from asgiref.sync import sync_to_async
+
 from agents.registry import get_mastra
+from agents.runtime.run.ending import RESOURCE_ID_KEY
+from agents.selectors import run_id_taken
 
 from . import openapi
 from .base import ApiView, json_response
@@ -39,6 +43,15 @@ async def run_arguments(view: ApiView, request) -> tuple:
     options = execution_options(body)
     for name in ("resource_id", "thread_id"):  # Mastra's legacy top-level target
         options.pop(name, None)
+    # the run belongs to the caller: only they (and staff) may approve, resume or read it later
+    context = options.get("request_context")
+    if context is not None and not isinstance(context, dict):
+        raise ApiError("requestContext must be an object", code="invalid_field")
+    options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id}
+    run_id = options.get("run_id")
+    if isinstance(run_id, str) and run_id and await sync_to_async(run_id_taken)(run_id):
+        raise ApiError("runId is already used by another run: leave it out or choose a new one",
+                       code="run_id_taken")
     memory = body.get("memory")
     if memory is None and (body.get("threadId") or body.get("resourceId")):
         memory = {"thread": body.get("threadId"), "resource": body.get("resourceId")}

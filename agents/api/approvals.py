@@ -9,7 +9,8 @@ import asyncio
 from asgiref.sync import sync_to_async
 from drf_spectacular.utils import extend_schema
 
-from agents.access import ThreadNotFound
+from agents.access import RunNotFound
+from agents.runtime.threads.store import thread_key
 from agents.runtime.errors import ToolApprovalError
 from agents.selectors import pending_approval_run
 
@@ -24,12 +25,23 @@ from .targets import thread_target
 continuations: set[asyncio.Task] = set()
 
 
+async def run_owned(caller, run_id: str):
+    """The run ``run_id`` when the caller owns it (``Caller.run``); ``approval_not_found`` for an
+    unknown run and for another resource's alike."""
+    try:
+        return await caller.arun(run_id)
+    except RunNotFound:
+        raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}",
+                                code="approval_not_found") from None
+
+
 async def tool_call(view: ApiView, request) -> tuple[str, str, dict]:
-    """``(run_id, tool_call_id, options)`` of a body, the run's thread checked against the caller."""
+    """``(run_id, tool_call_id, options)`` of a body, the run checked against the caller: a run of
+    another resource is refused as an unknown one (``approval_not_found``)."""
     body = json_body(request)
     run_id = required_str(body, "runId")
     tool_call_id = required_str(body, "toolCallId")
-    await view.caller.arun_thread(run_id)
+    await run_owned(view.caller, run_id)
     options = {}
     context = optional_dict(body, "requestContext")
     if context:
@@ -98,12 +110,14 @@ class SendToolApprovalView(ApiView):
             raise ApiError("approved must be true or false", code="invalid_field")
         resource_id, thread_id = await thread_target(self.caller, body)
         run_id = optional_str(body, "runId")
+        key = thread_key(resource_id, thread_id)
         if run_id is not None:
-            thread = await self.caller.arun_thread(run_id)
-            if thread is None or thread.id != thread_id:
-                raise ThreadNotFound(f"run {run_id!r} not found in thread {thread_id!r}")
+            run = await run_owned(self.caller, run_id)
+            if run.thread_id != key:
+                raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}",
+                                        code="approval_not_found")
         else:
-            run_id = await sync_to_async(pending_approval_run)(thread_id=thread_id, tool_call_id=tool_call_id)
+            run_id = await sync_to_async(pending_approval_run)(key=key, tool_call_id=tool_call_id)
             if run_id is None:
                 raise ToolApprovalError(f"no tool call {tool_call_id!r} waits for approval in thread {thread_id!r}",
                                         code="approval_not_found")

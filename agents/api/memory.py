@@ -76,7 +76,7 @@ class ThreadDetailView(ApiView):
         title = optional_str(body, "title")
         metadata = optional_dict(body, "metadata")
         thread = await self.caller.aexisting_thread(thread_id, optional_str(body, "resourceId"))
-        saved = await sync_to_async(memory_thread_save)(resource_id=thread.resource_id, thread_id=thread.id,
+        saved = await sync_to_async(memory_thread_save)(resource_id=thread.resource_id, thread_id=thread.thread_id,
                                                         title=title, metadata=metadata)
         return json_response(saved)
 

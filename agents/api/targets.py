@@ -1,5 +1,5 @@
-"""The thread a request targets, checked against the caller (``agents.access.Caller``): an
-existing thread's own resource, the caller's resource for a new thread, or the thread of a run."""
+"""The thread a request targets, checked against the caller (``agents.access.Caller``): the thread
+of the resource the caller acts as, or the thread of a run the caller owns."""
 
 from __future__ import annotations
 
@@ -25,4 +25,4 @@ async def input_target(caller, body: dict) -> dict:
     thread = await caller.arun_thread(run_id)
     if thread is None:
         return {"run_id": run_id}
-    return {"resource_id": thread.resource_id, "thread_id": thread.id, "run_id": run_id}
+    return {"resource_id": thread.resource_id, "thread_id": thread.thread_id, "run_id": run_id}

@@ -76,8 +76,6 @@ class QueueCancelView(ApiView):
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise ApiError("ids must be a list of input ids", code="invalid_ids")
         resource_id, thread_id = await thread_target(self.caller, body)
-        # only this thread's waiting inputs: an id of another thread is not the caller's to cancel
-        queued = {item["id"] for item in await agent.list_queued_inputs(resource_id=resource_id, thread_id=thread_id)}
-        wanted = [i for i in ids if i in queued]
-        cancelled = await agent.cancel_queued_inputs(wanted) if wanted else 0
+        # only this thread's waiting inputs (the runtime scopes the call to the thread)
+        cancelled = await agent.cancel_queued_inputs(ids, resource_id=resource_id, thread_id=thread_id)
         return json_response({"cancelled": cancelled})

@@ -23,10 +23,6 @@ from .signal import is_transient_message
 from .state_tracking import apply_state_signal
 
 
-class ThreadOwnershipError(MastraError):
-    code = "thread_resource_mismatch"
-
-
 def approval_hash(tool_name: str, args: Any) -> str:
     """Binds an approval to the exact call (invariant 5): sha256 of tool name and canonical args."""
     raw = json.dumps([tool_name, args], sort_keys=True, separators=(",", ":"), default=str)
@@ -81,62 +77,57 @@ class InMemoryStore:
     """Both protocols in plain dicts (single process; lost on exit)."""
 
     def __init__(self) -> None:
-        self.threads: dict[str, dict] = {}
-        self.messages: dict[str, list[dict]] = {}
+        self.threads: dict[tuple[str, str], dict] = {}
+        self.messages: dict[tuple[str, str], list[dict]] = {}
         self.runs: dict[str, dict] = {}
         self.suspended: dict[str, dict] = {}
         self.scores: list[dict] = []
         self.spans: list[dict] = []
 
     # MemoryStore -----------------------------------------------------------------------------
-    def _check_owner(self, thread: dict | None, resource_id: str) -> None:
-        if thread is not None and thread["resourceId"] != resource_id:
-            raise ThreadOwnershipError(f"thread {thread['id']!r} belongs to another resource")
+    # threads are identified by (resource id, thread id): another resource's thread of the same id
+    # is another thread
 
     async def prepare_thread(self, *, resource_id, thread_id, title, metadata, last_messages, read_only):
-        thread = self.threads.get(thread_id)
-        self._check_owner(thread, resource_id)
+        key = (resource_id, thread_id)
+        thread = self.threads.get(key)
         now = datetime.now(timezone.utc).isoformat()
         if not read_only:
             if thread is None:
                 thread = {"id": thread_id, "resourceId": resource_id, "title": title or "",
                           "metadata": dict(metadata or {}), "createdAt": now, "updatedAt": now}
-                self.threads[thread_id] = thread
+                self.threads[key] = thread
             else:
                 if title is not None:
                     thread["title"] = title
                 if metadata is not None:
                     thread["metadata"] = {**thread["metadata"], **metadata}
                 thread["updatedAt"] = now
-        history = self.messages.get(thread_id, [])
+        history = self.messages.get(key, [])
         if last_messages is not None and last_messages is not False:
             history = history[-last_messages:] if last_messages else []
         return (copy.deepcopy(thread) if thread else None), copy.deepcopy(history)
 
     async def save_messages(self, *, resource_id, thread_id, messages):
-        self._check_owner(self.threads.get(thread_id), resource_id)
+        key = (resource_id, thread_id)
         messages = [m for m in messages if not is_transient_message(m)]  # never stored
-        if thread_id not in self.threads:
+        if key not in self.threads:
             now = datetime.now(timezone.utc).isoformat()
-            self.threads[thread_id] = {"id": thread_id, "resourceId": resource_id, "title": "",
-                                       "metadata": {}, "createdAt": now, "updatedAt": now}
-        self.messages.setdefault(thread_id, []).extend(copy.deepcopy(messages))
+            self.threads[key] = {"id": thread_id, "resourceId": resource_id, "title": "",
+                                 "metadata": {}, "createdAt": now, "updatedAt": now}
+        self.messages.setdefault(key, []).extend(copy.deepcopy(messages))
 
     async def set_thread_title(self, *, resource_id, thread_id, title):
-        thread = self.threads.get(thread_id)
-        self._check_owner(thread, resource_id)
+        thread = self.threads.get((resource_id, thread_id))
         if thread is not None:
             thread["title"] = title
 
     async def get_thread(self, *, resource_id, thread_id):
-        thread = self.threads.get(thread_id)
-        if thread is None or thread["resourceId"] != resource_id:
-            return None
-        return copy.deepcopy(thread)
+        thread = self.threads.get((resource_id, thread_id))
+        return None if thread is None else copy.deepcopy(thread)
 
     async def record_state_signal(self, *, resource_id, thread_id, state, signal, window_ids):
-        thread = self.threads.get(thread_id)
-        self._check_owner(thread, resource_id)
+        thread = self.threads.get((resource_id, thread_id))
         if thread is None:
             return signal
         applied = apply_state_signal(thread["metadata"], state=state, signal=signal, thread_id=thread_id,
@@ -147,9 +138,7 @@ class InMemoryStore:
         return copy.deepcopy(recorded)
 
     async def list_messages(self, *, resource_id, thread_id):
-        if await self.get_thread(resource_id=resource_id, thread_id=thread_id) is None:
-            return []
-        return copy.deepcopy(self.messages.get(thread_id, []))
+        return copy.deepcopy(self.messages.get((resource_id, thread_id), []))
 
     # RunStore --------------------------------------------------------------------------------
     async def record_run(self, run):
@@ -166,9 +155,8 @@ class InMemoryStore:
         if entry is None or entry["status"] != "pending":
             raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
         if entry["tool_call_id"] != tool_call_id:
-            raise ToolApprovalError(
-                f"run {run_id!r} waits on tool call {entry['tool_call_id']!r}, not {tool_call_id!r}",
-                code="approval_stale")
+            raise ToolApprovalError(f"run {run_id!r} does not wait on tool call {tool_call_id!r}",
+                                    code="approval_stale")
         if entry["hash"] != approval_hash(entry["tool_name"], entry["args"]):
             raise ToolApprovalError("the pending tool call changed since it was requested", code="approval_mismatch")
         entry["status"] = decision

@@ -4,7 +4,7 @@ One module per job; the runtime (``agents.runtime.threads``) reaches them throug
 :class:`~agents.threads.store.DjangoThreadStore` (its ``ThreadStore`` protocol) and
 :class:`~agents.threads.pubsub.ChannelLayerPubSub` (its ``PubSub``):
 
-- ``identity``: a thread key resolved to its ``Thread`` row (ids checked, the row's resource checked);
+- ``identity``: a thread is (resource id, thread id); its key is its ``Thread`` row's primary key;
 - ``activity``: whether a thread is active (the one rule), the thread's state;
 - ``leases``: the lease row (lock, take, release, renew, reclaim a dead owner's);
 - ``inputs``: the decision for each input (accept), draining, the queue;

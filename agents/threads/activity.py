@@ -12,9 +12,9 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from agents.models import Thread, ThreadLease
+from agents.models import ThreadLease
 
-from .identity import thread_checked, thread_mismatch, thread_ref
+from .identity import thread_ref
 
 
 def lease_is_active(lease: ThreadLease, now: datetime) -> bool:
@@ -35,29 +35,20 @@ def lease_state(lease: ThreadLease, now: datetime) -> dict:
 
 
 def thread_state_get(*, key: str) -> dict | None:
-    """The thread's state (:func:`lease_state`), or None when no input ever reached it; another
-    resource's thread raises ``thread_resource_mismatch``."""
-    resource_id, thread_id = thread_ref(key)
-    if thread_checked(resource_id, thread_id) is None:
-        return None
-    lease = ThreadLease.objects.select_row({"thread_id": thread_id})
+    """The thread's state (:func:`lease_state`), or None when no input ever reached it."""
+    thread_ref(key)
+    lease = ThreadLease.objects.select_row({"thread_id": key})
     return None if lease is None else lease_state(lease, timezone.now())
 
 
 def thread_states_get(*, keys: set[str] | list[str], checked: bool = False) -> dict[str, dict | None]:
-    """:func:`thread_state_get` for several threads in two queries (read-only); one with
-    ``checked``, when the caller checked the threads' resources in its transaction already."""
+    """:func:`thread_state_get` for several threads in one query (read-only). ``checked``: the
+    caller checked the keys already."""
     if not keys:
         return {}
-    refs = {key: thread_ref(key) for key in keys}
-    ids = sorted({thread_id for _, thread_id in refs.values()})
     if not checked:
-        owners = dict(Thread.objects.filter(pk__in=ids).values_list("id", "resource_id"))
-        for resource_id, thread_id in refs.values():
-            if thread_id in owners and owners[thread_id] != resource_id:
-                raise thread_mismatch(thread_id)
+        for key in keys:
+            thread_ref(key)
     now = timezone.now()
-    leases = {lease.thread_id: lease for lease in ThreadLease.objects.filter(thread_id__in=ids)}
-    return {key: (lease_state(leases[thread_id], now) if thread_id in leases else None)
-            for key, (_, thread_id) in refs.items()}
-
+    leases = {lease.thread_id: lease for lease in ThreadLease.objects.filter(thread_id__in=sorted(keys))}
+    return {key: (lease_state(leases[key], now) if key in leases else None) for key in keys}

@@ -13,7 +13,7 @@ from django.conf import settings
 from agents.models import Message, ThreadEvent, ThreadLease
 from agents.runtime.chunks import snapshot_chunk
 
-from .identity import thread_checked, thread_ref
+from .identity import thread_ref
 from .leases import lease_lock
 
 #: events kept per thread for resumable subscriptions (``MASTRA_EVENT_RETENTION``); older ones are pruned
@@ -58,18 +58,13 @@ def events_append(*, key: str, token: int, events: list[dict]) -> bool:
 def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
     """The logged chunks after ``after_seq`` (preceded by a snapshot when some were pruned), or
     those of ``run_id``, in ``seq`` order."""
-    resource_id, thread_id = thread_ref(key)
-    thread = thread_checked(resource_id, thread_id)
-    if thread is None:
-        return []
-    rows = ThreadEvent.objects.filter(thread_id=thread_id)
+    thread_ref(key)
+    rows = ThreadEvent.objects.filter(thread_id=key)
     if after_seq is not None:
         rows = rows.filter(seq__gt=after_seq)
-        first = ThreadEvent.objects.filter(thread_id=thread_id).order_by("seq").values_list("seq", flat=True).first()
+        first = ThreadEvent.objects.filter(thread_id=key).order_by("seq").values_list("seq", flat=True).first()
         if first is not None and first > after_seq + 1:
-            lease = ThreadLease.objects.filter(thread_id=thread_id).first()
-            if lease is not None:
-                lease.thread = thread
+            lease = ThreadLease.objects.filter(thread_id=key).first()
             snapshot = thread_snapshot(lease, first - 1) if lease else None
             return ([snapshot] if snapshot else []) + [e.chunk for e in rows.order_by("seq")]
     if run_id is not None:
@@ -80,4 +75,4 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
 def thread_snapshot(lease: ThreadLease, seq: int) -> dict:
     """Past the retention window: the thread's messages as one ``data-thread-snapshot`` chunk."""
     messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id)]
-    return snapshot_chunk(thread_id=lease.thread_id, resource_id=lease.resource_id, messages=messages, seq=seq)
+    return snapshot_chunk(thread_id=lease.thread_name, resource_id=lease.resource_id, messages=messages, seq=seq)

@@ -25,7 +25,7 @@ from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.store import thread_prepare_locked, time_parse
 
 from .activity import lease_is_active
-from .identity import KEY_SEPARATOR, thread_checked, thread_ensure, thread_ref
+from .identity import thread_checked, thread_ensure, thread_ref
 from .events import events_append_locked, events_number
 from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
                      lease_to_dict)
@@ -39,8 +39,8 @@ def input_persist_history(lease: ThreadLease, signal: dict) -> None:
     """Write an input straight into the thread's history (behavior ``persist``; the thread's row
     exists: the lease points at it)."""
     message = render_signal(signal)
-    Message.objects.get_or_create(message_id=message["id"], defaults={
-        "thread_id": lease.thread_id, "resource_id": lease.resource_id, "role": "user", "type": "signal",
+    Message.objects.get_or_create(thread_id=lease.thread_id, message_id=message["id"], defaults={
+        "resource_id": lease.resource_id, "role": "user", "type": "signal",
         "content": message["content"], "metadata": message.get("metadata") or {},
         "created_at": time_parse(signal.get("createdAt")),
     })
@@ -89,9 +89,10 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             if lease is None or not lease_is_active(lease, now):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
-            thread = lease.thread
-            resource_id, thread_id = thread.resource_id, thread.id
-            key = f"{resource_id}{KEY_SEPARATOR}{thread_id}"
+            key = lease.thread_id
+            resource_id, thread_id = thread_ref(key)
+            thread = Thread.objects.select_row({"key": key})
+            lease.thread = thread
         else:
             if state is not None:
                 thread = thread_checked(resource_id, thread_id)
@@ -108,7 +109,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
                     "acceptedAt": now.isoformat()}
         if state is not None:
-            thread = Thread.objects.select_for_update().get(pk=thread_id)  # its metadata changes
+            thread = Thread.objects.select_for_update().get(pk=key)  # its metadata changes
             recorded = state_signal_record(thread, state=state, signal=accepted, now=now)
             if recorded is None:
                 return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
@@ -118,16 +119,17 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         behavior = branch["behavior"]
         if behavior == "discard":
             return {**base, "action": "discard"}
-        if (ThreadInput.objects.row_exists({"input_id": accepted["id"]})
-                or Message.objects.row_exists({"message_id": accepted["id"]})):
+        # signal ids are unique within a thread: another resource's ids say nothing here
+        if (ThreadInput.objects.row_exists({"thread_id": key, "input_id": accepted["id"]})
+                or Message.objects.row_exists({"thread_id": key, "message_id": accepted["id"]})):
             raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
         if held:  # the input waits for a run: refused over the cap, nothing stored
-            check_pending_inputs(ThreadInput.objects.filter(thread_id=thread_id,
+            check_pending_inputs(ThreadInput.objects.filter(thread_id=key,
                                                             status=ThreadInput.Status.PENDING).count())
         # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
         # of the attributes, the rendered string does
         stored = {**accepted, "rendered": render_content(accepted)}
-        common = {"input_id": accepted["id"], "thread_id": thread_id, "agent_id": agent_id, "signal": stored}
+        common = {"input_id": accepted["id"], "thread_id": key, "agent_id": agent_id, "signal": stored}
         if held and behavior == "persist":
             # stored now as an input; the owner writes it into the history where it belongs in
             # the run's order (at its next step boundary, or when the run ends)
@@ -164,7 +166,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
                                   "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
                                   "consumed_at": now, "stream_options": stream_options}])
-        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "thread_id": thread_id,
+        Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "thread_id": key, "resource_id": resource_id,
                                   "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
         woken = {**base, **lease_to_dict(lease, leftovers + [stored], stream_options), "action": "wake",
                  "run_id": new_run_id}
@@ -177,8 +179,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
 def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order,
     marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
-    _, thread_id = thread_ref(key)
-    waiting = {"thread_id": thread_id, "status": ThreadInput.Status.PENDING,
+    thread_ref(key)
+    waiting = {"thread_id": key, "status": ThreadInput.Status.PENDING,
                "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
     if not ThreadInput.objects.row_exists(waiting):
         # the usual answer, read without a write transaction; an input stored just after this is
@@ -197,16 +199,16 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
 
 def queued_inputs_list(*, key: str) -> list[dict]:
     """Inputs waiting for a run of the thread (not the echoes), oldest first."""
-    resource_id, thread_id = thread_ref(key)
-    if thread_checked(resource_id, thread_id) is None:
-        return []
-    rows = ThreadInput.objects.filter(thread_id=thread_id, status=ThreadInput.Status.PENDING).exclude(
+    thread_ref(key)
+    rows = ThreadInput.objects.filter(thread_id=key, status=ThreadInput.Status.PENDING).exclude(
         kind=ThreadInput.Kind.ECHO).order_by("id")
     return [{"id": r.input_id, "kind": r.kind, "runId": r.run_id, "agentId": r.agent_id, "signal": r.signal,
              "createdAt": r.created_at.isoformat()} for r in rows]
 
 
-def queued_inputs_cancel(*, ids: list[str]) -> int:
-    """Cancel waiting inputs by id; returns how many were still waiting."""
-    return ThreadInput.objects.filter(input_id__in=ids, status=ThreadInput.Status.PENDING).exclude(
+def queued_inputs_cancel(*, key: str | None, ids: list[str]) -> int:
+    """Cancel waiting inputs of the thread ``key`` by id (of any thread with ``key`` None: the
+    admin's action); returns how many were still waiting."""
+    rows = ThreadInput.objects.all() if key is None else ThreadInput.objects.filter(thread_id=key)
+    return rows.filter(input_id__in=ids, status=ThreadInput.Status.PENDING).exclude(
         kind=ThreadInput.Kind.ECHO).update(status=ThreadInput.Status.CANCELLED)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
 
-from .identity import thread_checked, thread_ref
+from .identity import thread_ref
 
 #: what :func:`lease_save` writes back
 LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", "expires_at", "abort_requested",
@@ -23,34 +23,27 @@ LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", 
 
 
 def lease_lock(key: str) -> ThreadLease | None:
-    """The lease row of the thread ``key`` names, locked in the caller's transaction, with its
-    thread row (checked: ``thread_resource_mismatch`` for another resource's thread), or None."""
-    resource_id, thread_id = thread_ref(key)
-    lease = ThreadLease.objects.select_row({"thread_id": thread_id}, for_update=True)
-    if lease is not None:
-        lease.thread = thread_checked(resource_id, thread_id)
-    return lease
+    """The lease row of the thread ``key`` names, locked in the caller's transaction, or None."""
+    thread_ref(key)
+    return ThreadLease.objects.select_row({"thread_id": key}, for_update=True)
 
 
 def lease_lock_or_create(thread: Thread) -> ThreadLease:
     """The lease row of ``thread`` (a row the caller read and checked), locked; created idle on the
     thread's first input."""
-    lease = ThreadLease.objects.select_row({"thread_id": thread.id}, for_update=True)
+    lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
-        if ThreadLease.objects.insert_rows([{"thread_id": thread.id}], ignore_conflicts=True):
+        if ThreadLease.objects.insert_rows([{"thread_id": thread.key}], ignore_conflicts=True):
             return ThreadLease(thread=thread)  # ours, locked
-        lease = ThreadLease.objects.select_row({"thread_id": thread.id}, for_update=True)
+        lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
     lease.thread = thread
     return lease
 
 
 def lease_lock_by_run(run_id: str) -> ThreadLease | None:
-    """The lease held by ``run_id``, locked, with its thread row, or None."""
-    lease = ThreadLease.objects.select_row({"owner_run_id": run_id}, for_update=True)
-    if lease is not None:
-        lease.thread = Thread.objects.select_row({"id": lease.thread_id})
-    return lease
+    """The lease held by ``run_id``, locked, or None."""
+    return ThreadLease.objects.select_row({"owner_run_id": run_id}, for_update=True)
 
 
 def lease_save(lease: ThreadLease) -> None:
@@ -82,23 +75,22 @@ def lease_release(lease: ThreadLease) -> None:
 def lease_to_dict(lease: ThreadLease, signals: list[dict], stream_options: dict | None = None) -> dict:
     """What the runtime gets for a run it starts under ``lease``: ``{"key", "run_id", "token",
     "last_seq", "agent_id", "resource_id", "thread_id", "signals", "stream_options"}``."""
-    return {"key": f"{lease.resource_id}\x1f{lease.thread_id}", "run_id": lease.owner_run_id, "token": lease.token, "last_seq": lease.last_seq,
-            "agent_id": lease.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_id,
+    return {"key": lease.thread_id, "run_id": lease.owner_run_id, "token": lease.token, "last_seq": lease.last_seq,
+            "agent_id": lease.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_name,
             "signals": signals, "stream_options": stream_options or {}}
 
 
 def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
     """Push the running owner's expiry ``ttl_ms`` away (compare-and-set). ``{"ok", "abort"}``:
     ``ok`` False when the caller lost the lease; ``abort`` when an abort was requested."""
-    resource_id, thread_id = thread_ref(key)
-    thread_checked(resource_id, thread_id)
+    thread_ref(key)
     now = timezone.now()
-    updated = ThreadLease.objects.filter(thread_id=thread_id, owner_run_id=run_id, token=token,
+    updated = ThreadLease.objects.filter(thread_id=key, owner_run_id=run_id, token=token,
                                          status=ThreadLease.Status.RUNNING).update(
         expires_at=now + timedelta(milliseconds=ttl_ms))
     if updated != 1:
         return {"ok": False, "abort": False}
-    abort = ThreadLease.objects.filter(thread_id=thread_id, abort_requested=True).exists()
+    abort = ThreadLease.objects.filter(thread_id=key, abort_requested=True).exists()
     return {"ok": True, "abort": abort}
 
 

@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from agents.models import ThreadInput, ThreadLease
 
-from .identity import KEY_SEPARATOR
 
 from .activity import lease_is_active
 from .leases import lease_lock, lease_reclaim
@@ -33,12 +32,12 @@ def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], st
     if agent_ids is not None:
         leases = leases.filter(agent_id__in=agent_ids)
         inputs = inputs.filter(agent_id__in=agent_ids)
-    expired = list(leases.values_list("thread__resource_id", "thread_id"))
-    waiting = list(inputs.values_list("thread__resource_id", "thread_id").distinct())
+    expired = list(leases.values_list("thread_id", flat=True))  # thread keys
+    waiting = list(inputs.values_list("thread_id", flat=True).distinct())
     started = []
-    for resource_id, thread_id in dict.fromkeys(expired + waiting):
+    for key in dict.fromkeys(expired + waiting):
         with transaction.atomic():
-            lease = lease_lock(f"{resource_id}{KEY_SEPARATOR}{thread_id}")
+            lease = lease_lock(key)
             if lease is None or lease_is_active(lease, now):
                 continue
             if lease.owner_run_id:

@@ -62,7 +62,8 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
     lease_take(lease, run_id=run_id, agent_id=first.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
     lease_save(lease)
     inputs_mark_consumed(taken, run_id, now)
-    started = {"agent_id": first.agent_id, "thread_id": lease.thread_id, "status": Run.Status.RUNNING, "started_at": now}
+    started = {"agent_id": first.agent_id, "thread_id": lease.thread_id, "resource_id": lease.resource_id,
+               "status": Run.Status.RUNNING, "started_at": now}
     if not Run.objects.update_rows({"id": run_id}, started):
         Run.objects.insert_rows([{"id": run_id, **started}])
     return lease_to_dict(lease, [r.signal for r in taken], first.stream_options)
@@ -88,7 +89,7 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
             if events:
                 events_append_locked(lease, events)
             if messages:
-                messages_save_locked(resource_id=lease.resource_id, thread_id=lease.thread_id, messages=messages)
+                messages_save_locked(resource_id=lease.resource_id, thread_id=lease.thread_name, messages=messages)
             if record is not None:
                 # the run's row was written when it took the lease: update it; insert it otherwise
                 run_record(record, existing=True)

@@ -16,7 +16,7 @@ def state_signal_record(thread: Thread, *, state: dict, signal: dict, now: datet
     context window of the run that computed it (None from outside a run). Returns None when the
     state is skipped (nothing written), else the signal with ``metadata.state.threadId`` and
     ``version``, after saving the new tracking on the thread."""
-    applied = apply_state_signal(thread.metadata, state=state, signal=signal, thread_id=thread.id,
+    applied = apply_state_signal(thread.metadata, state=state, signal=signal, thread_id=thread.thread_id,
                                  now_iso=now.isoformat(), window_ids=window_ids)
     if applied is None:
         return None

@@ -92,5 +92,5 @@ class DjangoThreadStore:
     async def list_queued(self, *, key: str) -> list[dict]:
         return await aqueued_inputs_list(key=key)
 
-    async def cancel_queued(self, *, ids: list[str]) -> int:
-        return await aqueued_inputs_cancel(ids=ids)
+    async def cancel_queued(self, *, key: str, ids: list[str]) -> int:
+        return await aqueued_inputs_cancel(key=key, ids=ids)

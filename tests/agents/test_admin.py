@@ -11,12 +11,15 @@ from agents.models import Run, Thread, ThreadInput, ThreadLease, ToolApproval
 pytestmark = pytest.mark.django_db
 
 
+T1 = "u1\x1ft1"  # the thread key of (u1, t1)
+
+
 def held_thread(status: str = "running") -> ThreadLease:
     now = timezone.now()
-    Thread.objects.create(id="t1", resource_id="u1")
-    Run.objects.create(id="run-1", agent_id="bot", thread_id="t1", started_at=now,
+    Thread.objects.create(thread_id="t1", resource_id="u1")
+    Run.objects.create(id="run-1", agent_id="bot", thread_id=T1, started_at=now,
                        status="suspended" if status == "suspended" else "running")
-    return ThreadLease.objects.create(thread_id="t1", agent_id="bot", owner_run_id="run-1", status=status, token=3,
+    return ThreadLease.objects.create(thread_id=T1, agent_id="bot", owner_run_id="run-1", status=status, token=3,
                                       expires_at=None if status == "suspended" else now + timedelta(seconds=15))
 
 
@@ -24,7 +27,7 @@ def test_the_lease_page_shows_runtime_state_with_links_and_no_inputs(admin_clien
     lease = held_thread()
     page = admin_client.get(reverse("admin:agents_threadlease_change", args=[lease.pk])).content.decode()
     assert f'<a href="{reverse("admin:agents_run_change", args=["run-1"])}">run-1</a>' in page
-    assert f'<a href="{reverse("admin:agents_thread_change", args=["t1"])}">t1</a>' in page
+    assert f'<a href="{reverse("admin:agents_thread_change", args=[T1])}">u1 / t1</a>' in page
     assert 'name="token"' not in page and 'name="owner_run_id"' not in page and 'name="status"' not in page
     listing = admin_client.get(reverse("admin:agents_threadlease_changelist")).content.decode()
     assert "run-1" in listing
@@ -32,7 +35,7 @@ def test_the_lease_page_shows_runtime_state_with_links_and_no_inputs(admin_clien
 
 def test_the_thread_page_shows_its_lease(admin_client):
     held_thread(status="suspended")
-    page = admin_client.get(reverse("admin:agents_thread_change", args=["t1"])).content.decode()
+    page = admin_client.get(reverse("admin:agents_thread_change", args=[T1])).content.decode()
     assert "suspended" in page and f'{reverse("admin:agents_run_change", args=["run-1"])}' in page
     assert 'name="metadata"' not in page
 
@@ -67,8 +70,8 @@ def test_the_abort_action_flags_a_running_run(admin_client):
 
 
 def test_the_cancel_action_cancels_only_waiting_inputs(admin_client):
-    Thread.objects.create(id="t1", resource_id="u1")
-    rows = [ThreadInput.objects.create(input_id=f"i{n}", thread_id="t1", agent_id="bot", kind=kind, status=status,
+    Thread.objects.create(thread_id="t1", resource_id="u1")
+    rows = [ThreadInput.objects.create(input_id=f"i{n}", thread_id=T1, agent_id="bot", kind=kind, status=status,
                                        signal={})
             for n, (kind, status) in enumerate([("queue", "pending"), ("deliver", "consumed"), ("echo", "pending")])]
     response = admin_client.post(reverse("admin:agents_threadinput_changelist"),
@@ -92,7 +95,7 @@ def test_a_staff_user_cannot_strand_a_thread_with_forged_posts(staff_client):
     lease = held_thread()
     approval = ToolApproval.objects.create(run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay",
                                            args_hash="h", state={})
-    waiting = ThreadInput.objects.create(input_id="i1", thread_id="t1", agent_id="bot", kind="queue", signal={})
+    waiting = ThreadInput.objects.create(input_id="i1", thread_id=T1, agent_id="bot", kind="queue", signal={})
     for model, pk, forged in [
         ("threadlease", lease.pk, {"owner_run_id": "", "token": "0", "status": "idle", "expires_at": ""}),
         ("toolapproval", approval.pk, {"status": "approved"}),
@@ -111,10 +114,10 @@ def test_a_staff_user_cannot_strand_a_thread_with_forged_posts(staff_client):
 
 
 def test_parked_inputs_are_listed_by_status(admin_client):
-    Thread.objects.create(id="t1", resource_id="u1")
-    ThreadInput.objects.create(input_id="parked", thread_id="t1", agent_id="bot", kind="deliver", status="failed",
+    Thread.objects.create(thread_id="t1", resource_id="u1")
+    ThreadInput.objects.create(input_id="parked", thread_id=T1, agent_id="bot", kind="deliver", status="failed",
                                attempts=3, last_error="could not save the run's end: ValueError", signal={})
-    ThreadInput.objects.create(input_id="fine", thread_id="t1", agent_id="bot", kind="deliver", status="consumed",
+    ThreadInput.objects.create(input_id="fine", thread_id=T1, agent_id="bot", kind="deliver", status="consumed",
                                signal={})
     page = admin_client.get(reverse("admin:agents_threadinput_changelist"), {"status__exact": "failed"})
     content = page.content.decode()

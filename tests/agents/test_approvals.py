@@ -233,19 +233,19 @@ async def test_resume_of_a_memory_run_after_a_restart_saves_the_exchange_once():
     mem = {"resource": "user-1", "thread": "t-approve"}
     result = await agent.generate(PROMPT, memory=mem)
     assert result.finish_reason == "suspended"
-    stored = await sync_to_async(lambda: [m.role for m in Message.objects.filter(thread_id="t-approve")])()
+    stored = await sync_to_async(lambda: [m.role for m in Message.objects.filter(thread__thread_id="t-approve")])()
     assert stored == ["user", "assistant"]
 
     fresh = make_agent(counter, memory=Memory())
     final = await fresh.approve_tool_call_generate(run_id=result.run_id,
                                                    tool_call_id=result.suspend_payload["tool_call_id"])
     assert final.finish_reason == "stop" and counter == ["/tmp/report.txt"]
-    rows = await sync_to_async(lambda: [(m.role, m.thread_id, m.resource_id)
-                                        for m in Message.objects.filter(thread_id="t-approve").order_by("id")])()
+    rows = await sync_to_async(lambda: [(m.role, m.thread.thread_id, m.resource_id)
+                                        for m in Message.objects.filter(thread__thread_id="t-approve").order_by("id")])()
     assert rows == [("user", "t-approve", "user-1"), ("assistant", "t-approve", "user-1"),
                     ("tool", "t-approve", "user-1"), ("assistant", "t-approve", "user-1")]
     run = await run_row(result.run_id)
-    assert (run.status, run.finish_reason, run.thread_id) == ("completed", "stop", "t-approve")
+    assert (run.status, run.finish_reason, run.thread.thread_id) == ("completed", "stop", "t-approve")
 
 
 SUBPROCESS_APPROVE = textwrap.dedent("""

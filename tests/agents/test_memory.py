@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from agents.memory import Memory
 from agents.models import Message, Thread
 from agents.runtime import Agent, create_tool
-from agents.runtime.storage import ThreadOwnershipError
+
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -26,12 +26,12 @@ def make_agent(model, memory=None, **kwargs) -> Agent:
 
 @sync_to_async
 def rows(thread_id: str) -> list[tuple[str, object]]:
-    return [(m.role, m.content) for m in Message.objects.filter(thread_id=thread_id).order_by("id")]
+    return [(m.role, m.content) for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")]
 
 
 @sync_to_async
 def thread_row(thread_id: str) -> Thread | None:
-    return Thread.objects.filter(pk=thread_id).first()
+    return Thread.objects.filter(thread_id=thread_id).first()
 
 
 @sync_to_async
@@ -165,22 +165,21 @@ async def test_thread_dict_creates_then_updates_title_and_merges_metadata():
     assert await counts() == (1, 6)
 
 
-async def test_a_thread_of_another_resource_is_rejected():
-    model = ScriptedModel([text_step("mine")])
+async def test_another_resources_thread_of_the_same_id_is_another_thread():
+    model = ScriptedModel([text_step("mine"), text_step("yours")])
     agent = make_agent(model)
     await agent.generate("owner's message", memory={"resource": "owner", "thread": "shared-id"})
 
-    with pytest.raises(ThreadOwnershipError) as info:
-        await agent.generate("intruder", memory={"resource": "intruder", "thread": "shared-id"})
-    assert info.value.code == "thread_resource_mismatch"
-    with pytest.raises(ThreadOwnershipError):
-        await agent.generate("intruder", memory={"resource": "intruder", "thread": {"id": "shared-id", "title": "x"}})
+    await agent.generate("intruder", memory={"resource": "intruder", "thread": {"id": "shared-id", "title": "x"}})
 
-    assert model.calls == 1
-    thread = await thread_row("shared-id")
-    assert (thread.resource_id, thread.title) == ("owner", "")
-    assert await rows("shared-id") == [("user", "owner's message"),
-                                       ("assistant", [{"type": "text", "text": "mine"}])]
+    assert model.calls == 2
+    theirs = await sync_to_async(lambda: Thread.objects.get(resource_id="intruder", thread_id="shared-id"))()
+    their_rows = await sync_to_async(lambda: [(m.role, m.content) for m in theirs.messages.order_by("id")])()
+    assert (theirs.title, their_rows) == ("x", [("user", "intruder"), ("assistant", [{"type": "text", "text": "yours"}])])
+    owner = await sync_to_async(lambda: Thread.objects.get(resource_id="owner", thread_id="shared-id"))()
+    assert owner.title == ""
+    owner_rows = await sync_to_async(lambda: [(m.role, m.content) for m in owner.messages.order_by("id")])()
+    assert owner_rows == [("user", "owner's message"), ("assistant", [{"type": "text", "text": "mine"}])]
 
 
 # -- titles ----------------------------------------------------------------------------------
@@ -209,7 +208,7 @@ async def test_generate_title_stores_a_title_and_calls_on_title_generated():
                                   memory={"resource": "user-1", "thread": "t-title", "on_title_generated": on_title})
     assert result.text == "It is sunny."
 
-    await wait_for(lambda: sync_to_async(lambda: Thread.objects.get(pk="t-title").title)())
+    await wait_for(lambda: sync_to_async(lambda: Thread.objects.get(thread_id="t-title").title)())
     await wait_for(lambda: asyncio.sleep(0, result=bool(titles)))
     assert titles == ["Weather in Lagos"]
     assert (await thread_row("t-title")).title == "Weather in Lagos"
@@ -223,7 +222,7 @@ async def test_generate_title_uses_the_agent_model_and_only_once():
     agent = make_agent(model, Memory(generate_title=True))
     mem = {"resource": "user-1", "thread": "t-title2"}
     await agent.generate("Hello there", memory=mem)
-    await wait_for(lambda: sync_to_async(lambda: Thread.objects.get(pk="t-title2").title)())
+    await wait_for(lambda: sync_to_async(lambda: Thread.objects.get(thread_id="t-title2").title)())
     assert (await thread_row("t-title2")).title == "Greeting chat"
     assert model.requests[1].messages[-1] == {"role": "user", "content": "Hello there"}
 
@@ -300,7 +299,7 @@ async def test_messages_keep_their_ids_and_order_across_runs():
     mem = {"resource": "user-1", "thread": "t-ids"}
     r1 = await agent.generate("x", memory=mem)
     r2 = await agent.generate("y", memory=mem)
-    ids = await sync_to_async(lambda: list(Message.objects.filter(thread_id="t-ids").order_by("id")
+    ids = await sync_to_async(lambda: list(Message.objects.filter(thread__thread_id="t-ids").order_by("id")
                                            .values_list("message_id", flat=True)))()
     assert ids == [m["id"] for m in r1.messages] + [m["id"] for m in r2.messages[2:]]
     assert [m["id"] for m in r2.remembered_messages] == [m["id"] for m in r1.messages]

@@ -35,7 +35,7 @@ async def test_a_memory_run_is_recorded_as_completed():
     result = await make_agent(model, Memory()).generate("hi", memory={"resource": "user-1", "thread": "t-run"})
 
     [run] = await all_runs()
-    assert (run.id, run.agent_id, run.thread.resource_id, run.thread_id) == (result.run_id, "runs-agent", "user-1",
+    assert (run.id, run.agent_id, run.thread.resource_id, (run.thread and run.thread.thread_id)) == (result.run_id, "runs-agent", "user-1",
                                                                            "t-run")
     assert (run.status, run.finish_reason, run.error, run.steps) == ("completed", "stop", "", 1)
     assert run.usage == {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7}
@@ -49,7 +49,7 @@ async def test_a_failed_run_is_recorded_with_its_error():
     assert result.finish_reason == "error"
     assert isinstance(result.error, ModelError)
     [run] = await all_runs()
-    assert (run.id, run.agent_id, run.thread_id) == (result.run_id, "runs-agent", None)
+    assert (run.id, run.agent_id, (run.thread and run.thread.thread_id)) == (result.run_id, "runs-agent", None)
     assert (run.status, run.finish_reason, run.error, run.steps) == ("failed", "error", "rate limited", 0)
 
 
@@ -59,9 +59,9 @@ async def test_a_failed_memory_run_is_recorded_and_keeps_the_input():
     model = ScriptedModel([ModelError("upstream down", status=503)])
     result = await make_agent(model, Memory()).generate("keep me", memory={"resource": "u", "thread": "t-fail"})
     [run] = await all_runs()
-    assert (run.id, run.status, run.finish_reason, run.error, run.thread_id) == (
+    assert (run.id, run.status, run.finish_reason, run.error, (run.thread and run.thread.thread_id)) == (
         result.run_id, "failed", "error", "upstream down", "t-fail")
-    stored = await sync_to_async(lambda: [(m.role, m.content) for m in Message.objects.filter(thread_id="t-fail")])()
+    stored = await sync_to_async(lambda: [(m.role, m.content) for m in Message.objects.filter(thread__thread_id="t-fail")])()
     assert stored == [("user", "keep me")]
 
 
@@ -93,7 +93,7 @@ async def test_a_run_aborted_before_it_starts_is_recorded():
                                                         memory={"resource": "u", "thread": "t-abort"})
     assert result.finish_reason == "abort" and model.calls == 0
     [run] = await all_runs()
-    assert (run.id, run.status, run.finish_reason, run.thread_id, run.steps) == (
+    assert (run.id, run.status, run.finish_reason, (run.thread and run.thread.thread_id), run.steps) == (
         result.run_id, "aborted", "abort", "t-abort", 0)
 
 
@@ -111,4 +111,4 @@ async def test_each_memory_run_has_its_own_row():
     r2 = await agent.generate("b", memory={"resource": "u", "thread": "t-two"})
     runs = await all_runs()
     assert sorted(r.id for r in runs) == sorted([r1.run_id, r2.run_id])
-    assert {(r.status, r.thread_id) for r in runs} == {("completed", "t-two")}
+    assert {(r.status, r.thread.thread_id) for r in runs} == {("completed", "t-two")}

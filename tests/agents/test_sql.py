@@ -19,8 +19,9 @@ def fields_of(instance) -> dict:
 
 
 def threads(*ids: str) -> None:
+    """Threads whose key is the given id (the statements here treat keys as opaque strings)."""
     for thread_id in ids:
-        Thread.objects.create(id=thread_id, resource_id="r")
+        Thread.objects.create(key=thread_id, thread_id=thread_id, resource_id="r")
 
 
 def test_select_gives_the_instances_the_orm_gives():
@@ -32,15 +33,15 @@ def test_select_gives_the_instances_the_orm_gives():
     for thread_id in ("t1", "t2"):
         mine = sql.select_one(ThreadLease, {"thread_id": thread_id})
         assert isinstance(mine, ThreadLease) and not mine._state.adding
-        assert fields_of(mine) == fields_of(ThreadLease.objects.get(thread_id=thread_id))
+        assert fields_of(mine) == fields_of(ThreadLease.objects.get(thread__thread_id=thread_id))
     lease = sql.select_one(ThreadLease, {"thread_id": "t1"})
     assert lease.expires_at.tzinfo is not None and lease.abort_requested is True and lease.token == 3
-    assert (lease.thread_id, lease.resource_id) == ("t1", "r")
+    assert (lease.thread_id, lease.thread.resource_id) == ("t1", "r")
     assert sql.select_one(ThreadLease, {"thread_id": "nope"}) is None
 
 
 def test_json_values_and_foreign_keys_round_trip():
-    Thread.objects.create(id="t", resource_id="r", metadata={"a": [1, {"b": None}], "é": "ü"})
+    Thread.objects.create(key="t", thread_id="t", resource_id="r", metadata={"a": [1, {"b": None}], "é": "ü"})
     content = [{"type": "text", "text": "<x> & \"y\""}]
     sql.insert(Message, [{"message_id": "m1", "thread_id": "t", "resource_id": "r", "role": "user",
                           "content": content, "created_at": timezone.now()}])
@@ -48,11 +49,11 @@ def test_json_values_and_foreign_keys_round_trip():
     assert (stored.content, stored.metadata, stored.type, stored.thread_id) == (content, {}, "", "t")
     mine = sql.select_one(Message, {"message_id": "m1"})
     assert fields_of(mine) == fields_of(stored)
-    assert sql.select_one(Thread, {"id": "t"}).metadata == {"a": [1, {"b": None}], "é": "ü"}
+    assert sql.select_one(Thread, {"key": "t"}).metadata == {"a": [1, {"b": None}], "é": "ü"}
 
 
 def test_in_filters_order_and_limit():
-    Thread.objects.create(id="t", resource_id="r")
+    threads("t")
     for i in range(5):
         Message.objects.create(message_id=f"m{i}", thread_id="t", resource_id="r", role="user", content=[],
                                created_at=timezone.now())
@@ -73,7 +74,7 @@ def test_insert_fills_defaults_and_times_and_may_ignore_conflicts():
     assert (row.status, row.stream_options, row.run_id, row.consumed_at, row.attempts) == (
         "pending", {}, None, None, 0)
     assert before <= row.created_at <= timezone.now()
-    duplicate = {"input_id": "i1", "thread_id": "t2", "agent_id": "a", "kind": "queue", "signal": {}}
+    duplicate = {"input_id": "i1", "thread_id": "t", "agent_id": "a", "kind": "queue", "signal": {}}
     assert sql.insert(ThreadInput, [duplicate], ignore_conflicts=True) == 0
     assert ThreadInput.objects.get(input_id="i1").thread_id == "t"
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -94,7 +95,7 @@ def test_update_changes_the_matching_rows_and_touches_auto_now_fields():
     ThreadLease.objects.update(updated_at=old)
     assert sql.update(ThreadLease, {"thread_id": "a", "token": 0}, {"token": 1, "status": "running"}) == 1
     assert sql.update(ThreadLease, {"thread_id": "a", "token": 0}, {"token": 2}) == 0  # compare-and-set
-    a, b = ThreadLease.objects.get(thread_id="a"), ThreadLease.objects.get(thread_id="b")
+    a, b = ThreadLease.objects.get(thread__thread_id="a"), ThreadLease.objects.get(thread__thread_id="b")
     assert (a.token, a.status, b.token, b.status) == (1, "running", 0, "idle")
     assert a.updated_at > old and b.updated_at == old
 
@@ -129,7 +130,7 @@ def test_a_row_selected_for_update_is_locked_until_commit():
     # only the lock's own error counts: any other failure of the writer fails the test
     expected = "canceling statement due to lock timeout" if connection.vendor == "postgresql" else "database is locked"
     assert other["outcome"].startswith(expected), other
-    assert ThreadLease.objects.get(thread_id="t").token == 0
+    assert ThreadLease.objects.get(thread__thread_id="t").token == 0
 
 
 def test_upsert_inserts_then_updates_every_other_column():

@@ -23,11 +23,11 @@ async def _drain():
 
 
 async def tracking() -> dict:
-    return await db(lambda: (Thread.objects.get(pk=T).metadata or {}).get("mastra", {}).get("stateSignals"))
+    return await db(lambda: (Thread.objects.get(thread_id=T).metadata or {}).get("mastra", {}).get("stateSignals"))
 
 
 async def create_thread(thread_id: str = T, metadata: dict | None = None) -> None:
-    await db(lambda: Thread.objects.create(id=thread_id, resource_id=R, metadata=metadata or {}))
+    await db(lambda: Thread.objects.create(thread_id=thread_id, resource_id=R, metadata=metadata or {}))
 
 
 def browser(cache_key: str = "k1", mode: str = "snapshot", contents: str = "3 tabs", **extra) -> dict:
@@ -87,7 +87,7 @@ async def test_the_browser_scenario_matches_mastra():
                           "version": 3},
                 "delta": {"scrollY": 1200}}),
     ]
-    metadata = await db(lambda: Thread.objects.get(pk="T7").metadata)
+    metadata = await db(lambda: Thread.objects.get(thread_id="T7").metadata)
     updated_at = metadata["mastra"]["stateSignals"]["browser"].pop("updatedAt")
     assert datetime.fromisoformat(updated_at).tzinfo is not None
     assert metadata == {"mastra": {"stateSignals": {"browser": {
@@ -116,7 +116,7 @@ async def test_tracking_keeps_the_threads_other_metadata():
     await create_thread(metadata={"topic": "x", "mastra": {"other": 1, "stateSignals": {"editor": {"version": 4}}}})
     agent = make_agent()
     r = await agent.send_state_signal(browser(), resource_id=R, thread_id=T, **PERSIST)
-    metadata = await db(lambda: Thread.objects.get(pk=T).metadata)
+    metadata = await db(lambda: Thread.objects.get(thread_id=T).metadata)
     assert metadata["topic"] == "x" and metadata["mastra"]["other"] == 1
     assert sorted(metadata["mastra"]["stateSignals"]) == ["browser", "editor"]
     assert metadata["mastra"]["stateSignals"]["editor"] == {"version": 4}

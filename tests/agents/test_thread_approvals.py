@@ -42,7 +42,7 @@ async def suspend(agent, sub):
 
 
 async def lease() -> ThreadLease:
-    return await db(lambda: ThreadLease.objects.get(thread__resource_id=R, thread_id=T))
+    return await db(lambda: ThreadLease.objects.get(thread__resource_id=R, thread__thread_id=T))
 
 
 async def test_suspension_holds_the_thread():

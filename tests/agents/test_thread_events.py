@@ -26,8 +26,8 @@ async def test_pruning_keeps_the_window_and_a_resume_from_before_it_gets_the_sna
         await bounded(r.output.get_full_output())
         await wait_idle(R, T)
     await settle()
-    last_seq = await db(lambda: ThreadLease.objects.get(thread_id=T).last_seq)
-    kept = await db(lambda: list(ThreadEvent.objects.filter(thread_id=T).values_list("seq", flat=True)))
+    last_seq = await db(lambda: ThreadLease.objects.get(thread__thread_id=T).last_seq)
+    kept = await db(lambda: list(ThreadEvent.objects.filter(thread__thread_id=T).values_list("seq", flat=True)))
     assert last_seq > 3 * RETENTION
     # old events pruned, at least the window kept, with no gap up to the last one
     first = kept[0] if kept else None

@@ -64,26 +64,29 @@ async def test_agent_run_and_signal_ids_are_checked():
     assert await counts() == {"inputs": 0, "messages": 0, "events": 0, "leases": 0}
 
 
-async def test_a_thread_of_another_resource_is_refused_on_every_access():
+async def test_another_resources_thread_of_the_same_id_is_another_thread_on_every_access():
     agent = make_agent()
     r = await agent.send_message("mine", resource_id="acme", thread_id="general")
     await bounded(r.output.get_full_output())
     await settle()
-    before = await counts()
-    accesses = {
-        "send": lambda: agent.send_message("theirs", resource_id="intruder", thread_id="general"),
-        "queue": lambda: agent.queue_message("theirs", resource_id="intruder", thread_id="general"),
-        "subscribe": lambda: agent.subscribe_to_thread(resource_id="intruder", thread_id="general"),
-        "resume": lambda: agent.subscribe_to_thread(resource_id="intruder", thread_id="general", after_seq=0),
-        "abort": lambda: agent.abort_thread(resource_id="intruder", thread_id="general"),
-        "list": lambda: agent.list_queued_inputs(resource_id="intruder", thread_id="general"),
-    }
-    for name, access in accesses.items():
-        with pytest.raises(SignalError) as info:
-            await access()
-        assert (name, info.value.code, info.value.message) == (
-            name, "thread_resource_mismatch", "thread 'general' belongs to another resource")
-    assert await counts() == before
+
+    def acme_rows():
+        return (list(Message.objects.filter(thread_id="acme\x1fgeneral").values_list("id", flat=True)),
+                list(ThreadEvent.objects.filter(thread_id="acme\x1fgeneral").values_list("seq", flat=True)))
+
+    before = await db(acme_rows)
+    assert await agent.list_queued_inputs(resource_id="intruder", thread_id="general") == []
+    assert await agent.abort_thread(resource_id="intruder", thread_id="general") is False
+    sub = await agent.subscribe_to_thread(resource_id="intruder", thread_id="general", after_seq=0)
+    assert sub.active_run_id() is None
+    sub.unsubscribe()
+    theirs = await agent.send_message("theirs", resource_id="intruder", thread_id="general")
+    assert theirs.action == "wake"  # a thread of its own, idle and new
+    await bounded(theirs.output.get_full_output())
+    await settle()
+    assert await db(acme_rows) == before  # acme's thread is untouched
+    assert await db(lambda: sorted(Thread.objects.values_list("resource_id", "thread_id"))) == [
+        ("acme", "general"), ("intruder", "general")]
 
 
 async def test_every_runtime_row_points_at_the_thread_row():
@@ -97,9 +100,11 @@ async def test_every_runtime_row_points_at_the_thread_row():
         run = Run.objects.select_related("thread").get(id=r.run_id)
         thread_input = ThreadInput.objects.select_related("thread").get()
         events = {e.thread.pk for e in ThreadEvent.objects.select_related("thread")}
-        return ((lease.thread.pk, lease.thread.resource_id, lease.resource_id), (run.thread.pk, run.thread.resource_id),
+        return ((lease.thread.thread_id, lease.thread.resource_id, lease.resource_id),
+                (run.thread.thread_id, run.thread.resource_id, run.resource_id),
                 (thread_input.thread.pk, thread_input.input_id == r.signal["id"]), events,
                 set(Message.objects.values_list("thread_id", flat=True)), Thread.objects.count())
 
-    assert await db(rows) == (("general", "acme", "acme"), ("general", "acme"), ("general", True), {"general"},
-                              {"general"}, 1)
+    key = "acme\x1fgeneral"
+    assert await db(rows) == (("general", "acme", "acme"), ("general", "acme", "acme"), (key, True), {key},
+                              {key}, 1)

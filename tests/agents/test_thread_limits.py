@@ -32,7 +32,7 @@ async def test_an_input_over_the_pending_limit_is_refused_and_nothing_is_stored(
         await agent.queue_message("c", resource_id=R, thread_id=T)
     assert info.value.code == "too_many_pending_inputs"
     assert str(info.value) == "the thread already has 2 inputs waiting (the limit is 2)"
-    pending = await db(lambda: sorted(ThreadInput.objects.filter(thread_id=T, status="pending")
+    pending = await db(lambda: sorted(ThreadInput.objects.filter(thread__thread_id=T, status="pending")
                                       .values_list("input_id", flat=True)))
     assert pending == sorted(r.signal["id"] for r in accepted)
     agent.model.open()
@@ -49,6 +49,6 @@ async def test_a_signal_id_is_used_once():
         await agent.send_signal({"type": "reactive", "id": "sig-1", "contents": "two"}, resource_id=R,
                                 thread_id=T, if_idle={"behavior": "persist"})
     assert (info.value.code, str(info.value)) == ("duplicate_signal_id", "signal id 'sig-1' is already used")
-    assert await db(lambda: list(Message.objects.filter(thread_id=T).values_list("message_id", "content"))) == [
+    assert await db(lambda: list(Message.objects.filter(thread__thread_id=T).values_list("message_id", "content"))) == [
         ("sig-1", "<system-reminder>one</system-reminder>")]
     await settle()

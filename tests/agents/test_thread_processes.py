@@ -232,7 +232,7 @@ def is_final(chunk: dict) -> bool:
 def user_texts(resource_id: str, thread_id: str) -> list[str]:
     """Stored user messages of a thread, oldest first."""
     return [m.content if isinstance(m.content, str) else support._text(m.content)
-            for m in Message.objects.filter(resource_id=resource_id, thread_id=thread_id, role="user").order_by("id")]
+            for m in Message.objects.filter(resource_id=resource_id, thread__thread_id=thread_id, role="user").order_by("id")]
 
 
 def new_thread(prefix: str) -> tuple[str, str]:
@@ -271,13 +271,13 @@ async def race_to_wake(spawn, tmp_path, db_url: str, redis_url: str | None, roun
         assert calls[0]["new"] == [texts[winner], texts[loser]]  # both inputs, each once, in order
 
         inputs = await sync_to_async(lambda: list(ThreadInput.objects.filter(
-            thread__resource_id=resource_id, thread_id=thread_id, signal__contents__in=list(texts.values()))))()
+            thread__resource_id=resource_id, thread__thread_id=thread_id, signal__contents__in=list(texts.values()))))()
         assert {(i.status, i.consumed_by) for i in inputs} == {("consumed", wake["run_id"])}
         assert len(inputs) == 2
         for path in gate.iterdir():  # the next round's first step waits for the next two inputs
             path.unlink()
 
-    runs = await sync_to_async(lambda: list(Run.objects.filter(thread_id=thread_id)))()
+    runs = await sync_to_async(lambda: list(Run.objects.filter(thread__thread_id=thread_id)))()
     assert len(runs) == rounds and {(r.status, r.finish_reason) for r in runs} == {("completed", "stop")}
     stored = await sync_to_async(user_texts)(resource_id, thread_id)
     assert sorted(stored) == sorted(f"round {n} from {w}" for n in range(1, rounds + 1) for w in "ab")
@@ -317,7 +317,7 @@ async def start_and_kill_a_runner(spawn, tmp_path, db_url: str):
 
 
 def lease_expired(key: str) -> bool:
-    lease = ThreadLease.objects.get(thread_id=key.split("\x1f")[1])
+    lease = ThreadLease.objects.get(thread__thread_id=key.split("\x1f")[1])
     return lease.expires_at is not None and lease.expires_at < timezone.now()
 
 
@@ -342,10 +342,10 @@ async def test_a_killed_runners_inputs_run_in_another_process_once_its_lease_exp
     ]
 
     def state():
-        inputs = {i.input_id: (i.status, i.consumed_by) for i in ThreadInput.objects.filter(thread_id=key.split("\x1f")[1])}
-        runs = {r.id: r.status for r in Run.objects.filter(thread_id=thread_id)}
-        lease = ThreadLease.objects.get(thread_id=key.split("\x1f")[1])
-        stored = list(Message.objects.filter(thread_id=thread_id, message_id__in=input_ids)
+        inputs = {i.input_id: (i.status, i.consumed_by) for i in ThreadInput.objects.filter(thread__thread_id=key.split("\x1f")[1])}
+        runs = {r.id: r.status for r in Run.objects.filter(thread__thread_id=thread_id)}
+        lease = ThreadLease.objects.get(thread__thread_id=key.split("\x1f")[1])
+        stored = list(Message.objects.filter(thread__thread_id=thread_id, message_id__in=input_ids)
                       .values_list("message_id", flat=True))
         return inputs, runs, lease, stored, user_texts(resource_id, thread_id)
 
@@ -377,7 +377,7 @@ async def test_a_wake_after_the_runner_died_runs_the_inputs_it_left_first(spawn,
         (other.pid, ["slow: first", "second", "third", "fourth"]),
     ]
     inputs = await sync_to_async(lambda: {i.input_id: (i.status, i.consumed_by)
-                                          for i in ThreadInput.objects.filter(thread_id=key.split("\x1f")[1])})()
+                                          for i in ThreadInput.objects.filter(thread__thread_id=key.split("\x1f")[1])})()
     assert inputs == {i: ("consumed", fourth["run_id"]) for i in input_ids + [fourth["signal_id"]]}
     assert await sync_to_async(user_texts)(resource_id, thread_id) == ["slow: first", "second", "third", "fourth"]
     dead = await sync_to_async(Run.objects.get)(id=wake["run_id"])
@@ -476,7 +476,7 @@ async def test_abort_thread_here_stops_the_run_in_another_process_and_queued_inp
     # the aborted run left its input unanswered, so the next call sees it again as history)
     assert calls[1]["new"][0] == "slow: long"
     assert [text for c in calls[1:] for text in c["new"] if text != "slow: long"] == ["after one", "also", "after two"]
-    runs = await sync_to_async(lambda: {r.id: r.status for r in Run.objects.filter(thread_id=thread_id)})()
+    runs = await sync_to_async(lambda: {r.id: r.status for r in Run.objects.filter(thread__thread_id=thread_id)})()
     assert runs[first["run_id"]] == "aborted"
     texts = await sync_to_async(user_texts)(resource_id, thread_id)
     assert sorted(texts) == sorted(["slow: long", "after one", "also", "after two"])
@@ -501,11 +501,11 @@ def accept(resource_id: str, thread_id: str, text: str, *, run_id: str | None = 
 
 
 def lease_of(resource_id: str, thread_id: str) -> ThreadLease:
-    return ThreadLease.objects.get(thread_id=thread_id)
+    return ThreadLease.objects.get(thread__thread_id=thread_id)
 
 
 def expire(resource_id: str, thread_id: str) -> None:
-    ThreadLease.objects.filter(thread_id=thread_id).update(
+    ThreadLease.objects.filter(thread__thread_id=thread_id).update(
         expires_at=timezone.now() - timedelta(seconds=1))
 
 
@@ -573,7 +573,7 @@ def test_concurrent_acquires_give_exactly_one_owner():
     assert {r["run_id"] for r in results} == {wakes[0]["run_id"]}
     lease = lease_of(RID, "t-contend")
     assert (lease.owner_run_id, lease.token) == (wakes[0]["run_id"], 1)
-    assert ThreadInput.objects.filter(thread_id=lease.thread_id, status="pending").count() == 7
+    assert ThreadInput.objects.filter(thread__thread_id=lease.thread_id, status="pending").count() == 7
 
 
 @pytest.mark.django_db(transaction=True)
@@ -620,7 +620,7 @@ def test_transfer_hands_the_lease_to_the_next_run_for_waiting_inputs():
     assert [s["contents"] for s in queued_run["signals"]] == ["queued"]
     assert finish(RID, "t-transfer", queued["run_id"], token=3) is None
     assert lease_of(RID, "t-transfer").owner_run_id is None
-    assert set(ThreadInput.objects.filter(thread_id=lease.thread_id).values_list("status", flat=True)) == {"consumed"}
+    assert set(ThreadInput.objects.filter(thread__thread_id=lease.thread_id).values_list("status", flat=True)) == {"consumed"}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -673,10 +673,10 @@ def test_a_stale_owner_cannot_drain_inputs():
 def test_a_stale_owner_cannot_append_events():
     key, lease = taken_over("t-fence-events")
     assert events_append(key=key, token=1, events=[chunk(lease.last_seq + 1, "r1")]) is False
-    assert ThreadEvent.objects.filter(thread_id=key.split("\x1f")[1]).count() == 0
+    assert ThreadEvent.objects.filter(thread__thread_id=key.split("\x1f")[1]).count() == 0
     assert lease_of(RID, "t-fence-events").last_seq == lease.last_seq
     assert events_append(key=key, token=2, events=[chunk(lease.last_seq + 1, "r2")]) is True
-    assert list(ThreadEvent.objects.filter(thread_id=key.split("\x1f")[1]).values_list("run_id", flat=True)) == ["r2"]
+    assert list(ThreadEvent.objects.filter(thread__thread_id=key.split("\x1f")[1]).values_list("run_id", flat=True)) == ["r2"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -699,4 +699,4 @@ def test_a_stale_owner_cannot_renew_finish_or_suspend():
     after = lease_of(RID, "t-fence-end")
     assert (after.owner_run_id, after.token, after.status, after.last_seq, after.expires_at) == (
         "r2", 2, "running", before.last_seq, before.expires_at)
-    assert ThreadEvent.objects.filter(thread_id=key.split("\x1f")[1]).count() == 0
+    assert ThreadEvent.objects.filter(thread__thread_id=key.split("\x1f")[1]).count() == 0

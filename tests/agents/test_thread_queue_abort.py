@@ -192,12 +192,13 @@ async def test_list_and_cancel_queued_inputs():
     assert [i["signal"]["contents"] for i in listed] == ["q1", "q2", "d"]
     assert all(isinstance(i["createdAt"], str) for i in listed)
     assert await agent.list_queued_inputs(resource_id=R, thread_id="other") == []
-    with pytest.raises(SignalError) as info:  # the thread is R's: another resource cannot read it
-        await agent.list_queued_inputs(resource_id="other", thread_id=T)
-    assert info.value.code == "thread_resource_mismatch"
-    assert await agent.cancel_queued_inputs([q1.signal["id"], d.signal["id"], "no-such-id"]) == 2
-    assert await agent.cancel_queued_inputs([q1.signal["id"]]) == 0
-    assert await agent.cancel_queued_inputs([]) == 0
+    # another resource's thread T is another thread: nothing waits there, nothing of R's is cancelled
+    assert await agent.list_queued_inputs(resource_id="other", thread_id=T) == []
+    assert await agent.cancel_queued_inputs([q1.signal["id"]], resource_id="other", thread_id=T) == 0
+    assert await agent.cancel_queued_inputs([q1.signal["id"], d.signal["id"], "no-such-id"],
+                                            resource_id=R, thread_id=T) == 2
+    assert await agent.cancel_queued_inputs([q1.signal["id"]], resource_id=R, thread_id=T) == 0
+    assert await agent.cancel_queued_inputs([], resource_id=R, thread_id=T) == 0
     listed = await agent.list_queued_inputs(resource_id=R, thread_id=T)
     assert [i["id"] for i in listed] == [q2.signal["id"]]
     assert await agent.abort_thread(resource_id=R, thread_id=T) is True
@@ -223,7 +224,7 @@ async def test_list_and_cancel_queued_inputs():
 async def test_cancel_needs_a_list_of_ids(ids):
     agent = make_agent()
     with pytest.raises(SignalError) as info:
-        await agent.cancel_queued_inputs(ids)
+        await agent.cancel_queued_inputs(ids, resource_id=R, thread_id=T)
     assert info.value.code == "invalid_ids"
 
 
@@ -233,7 +234,7 @@ async def test_cancelled_delivery_is_not_drained_by_the_active_run():
     wake = await agent.send_message("first", resource_id=R, thread_id=T)
     await wait_for_chunk(sub, lambda c: c["type"] == "step-start")
     d = await agent.send_message("never", resource_id=R, thread_id=T)
-    assert await agent.cancel_queued_inputs([d.signal["id"]]) == 1
+    assert await agent.cancel_queued_inputs([d.signal["id"]], resource_id=R, thread_id=T) == 1
     result = await finish(agent, wake.output)
     assert [s.text for s in result.steps] == ["echo: first"]
     await wait_idle(R, T)

@@ -19,11 +19,11 @@ class TestDjangoThreadStore(ThreadStoreContract):
         return DjangoThreadStore()
 
     async def make_thread(self, store, resource_id: str, thread_id: str) -> None:
-        await sync_to_async(Thread.objects.create)(id=thread_id, resource_id=resource_id)
+        await sync_to_async(Thread.objects.create)(thread_id=thread_id, resource_id=resource_id)
 
     async def expire(self, store, key: str) -> None:
-        _, thread_id = thread_ref(key)
-        await sync_to_async(lambda: ThreadLease.objects.filter(thread_id=thread_id).update(
+        thread_ref(key)
+        await sync_to_async(lambda: ThreadLease.objects.filter(thread_id=key).update(
             expires_at=timezone.now() - timedelta(seconds=1)))()
 
 

@@ -158,7 +158,7 @@ async def test_a_long_canvas_suspends_the_run_and_the_worker_resumes_it(celery_w
             await asyncio.sleep(0.2)
         approval = await sync_to_async(ToolApproval.objects.get)(run_id=first.run_id)
         assert approval.status == "resumed"
-        messages = await sync_to_async(lambda: list(Message.objects.filter(thread_id="t-slow").order_by("id")))()
+        messages = await sync_to_async(lambda: list(Message.objects.filter(thread__thread_id="t-slow").order_by("id")))()
         tool = [m for m in messages if m.role == "tool"]
         assert [p["result"] for p in tool[0].content] == [42]
         assert messages[-1].role == "assistant"
@@ -191,7 +191,7 @@ async def test_a_thread_run_waiting_on_a_workflow_keeps_its_thread_and_resumes_w
         suspended = await collect(sub)
         assert [c["payload"]["suspendPayload"] for c in suspended if c["type"] == "tool-call-suspended"] == [
             {"workflowId": "report", "taskId": "task-1", "status": "running"}]
-        lease = await sync_to_async(ThreadLease.objects.get)(thread_id="t1")
+        lease = await sync_to_async(ThreadLease.objects.get)(thread__thread_id="t1")
         assert (lease.status, lease.owner_run_id) == ("suspended", r.run_id)
         waiting = await agent.send_message("any news?", resource_id="u1", thread_id="t1")
         assert (waiting.action, waiting.run_id) == ("deliver", r.run_id)
@@ -200,7 +200,7 @@ async def test_a_thread_run_waiting_on_a_workflow_keeps_its_thread_and_resumes_w
         assert result.text == 'echo: tool workflow-report returned {"pages": 3}\necho: any news?'
         chunks = await collect(sub)
         assert [c["payload"]["result"] for c in chunks if c["type"] == "tool-result"] == [{"pages": 3}]
-        lease = await sync_to_async(ThreadLease.objects.get)(thread_id="t1")
+        lease = await sync_to_async(ThreadLease.objects.get)(thread__thread_id="t1")
         assert lease.owner_run_id is None
     finally:
         await settle()

@@ -143,7 +143,7 @@ async def wait_idle(resource_id: str, thread_id: str, timeout: float = TIMEOUT) 
     async def idle():
         while True:
             lease = await sync_to_async(lambda: ThreadLease.objects.filter(
-                thread__resource_id=resource_id, thread_id=thread_id).first())()
+                thread__resource_id=resource_id, thread__thread_id=thread_id).first())()
             if lease is None or lease.owner_run_id is None:
                 return
             await asyncio.sleep(0.01)
@@ -169,7 +169,7 @@ def counts() -> dict:
 def inputs(thread_id: str) -> list[dict]:
     from agents.models import ThreadInput
 
-    return list(ThreadInput.objects.filter(thread_id=thread_id).order_by("id").values(
+    return list(ThreadInput.objects.filter(thread__thread_id=thread_id).order_by("id").values(
         "input_id", "kind", "status", "run_id", "consumed_by", "agent_id"))
 
 
@@ -177,7 +177,7 @@ def inputs(thread_id: str) -> list[dict]:
 def history(thread_id: str) -> list[dict]:
     from agents.models import Message
 
-    return [m.to_dict() for m in Message.objects.filter(thread_id=thread_id).order_by("id")]
+    return [m.to_dict() for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")]
 
 
 def user_contents(messages: list[dict]) -> list:

@@ -127,9 +127,9 @@ def test_agents_with_memory_are_listed_by_name(client, alice, chat_site):
 
 
 def test_threads_are_the_callers_own_newest_first_and_searchable(client, alice, bob):
-    Thread.objects.create(id="t-old", resource_id="alice", title="Deploy notes")
-    Thread.objects.create(id="t-new", resource_id="alice", title="Budget")
-    Thread.objects.create(id="t-bob", resource_id="bob", title="Deploy secrets")
+    Thread.objects.create(thread_id="t-old", resource_id="alice", title="Deploy notes")
+    Thread.objects.create(thread_id="t-new", resource_id="alice", title="Budget")
+    Thread.objects.create(thread_id="t-bob", resource_id="bob", title="Deploy secrets")
     client.force_login(alice)
     listed = client.get("/chat/api/threads").json()["threads"]
     assert [t["id"] for t in listed] == ["t-new", "t-old"]
@@ -142,7 +142,7 @@ def test_a_thread_without_a_title_shows_its_first_input_and_is_found_by_what_was
     from agents.store import messages_save
     from agents.runtime.signal import create_signal, render_signal
 
-    Thread.objects.create(id="t1", resource_id="alice")
+    Thread.objects.create(thread_id="t1", resource_id="alice")
     first = render_signal(create_signal({"type": "user", "contents": "Where is   the\nrunbook?", "attributes": {"via": "web"}}))
     reply = {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "In the wiki."}],
              "createdAt": first["createdAt"]}
@@ -164,7 +164,7 @@ def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):
 
 
 def make_record(thread_id: str, resource_id: str, **fields) -> NotificationRecord:
-    Thread.objects.get_or_create(id=thread_id, defaults={"resource_id": resource_id})
+    Thread.objects.get_or_create(thread_id=thread_id, defaults={"resource_id": resource_id})
     return NotificationRecord.objects.create(agent_id="chat-bot", resource_id=resource_id, thread_id=thread_id,
                                              source="github", kind="ci-status",
                                              **{"summary": "CI failed", "created_at": timezone.now(),

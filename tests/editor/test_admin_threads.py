@@ -41,7 +41,7 @@ def test_deciding_twice_reports_the_stale_approval(editor_admin_site, admin_clie
 
 
 def test_the_thread_page_shows_messages_queued_inputs_and_pending_approvals_read_only(admin_client):
-    thread = Thread.objects.create(id="t1", resource_id="u1")
+    thread = Thread.objects.create(thread_id="t1", resource_id="u1")
     thread.messages.create(message_id="m1", resource_id="u1", role="user", content="hello there",
                            created_at=timezone.now())
     ThreadInput.objects.create(input_id="in-1", thread=thread, agent_id="bot", kind="queue", signal={})

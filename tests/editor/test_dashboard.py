@@ -16,8 +16,8 @@ pytestmark = pytest.mark.django_db
 
 
 def populate(now):
-    thread = Thread.objects.create(id="t1", resource_id="u1")
-    Thread.objects.create(id="t2", resource_id="u1")
+    thread = Thread.objects.create(thread_id="t1", resource_id="u1")
+    Thread.objects.create(thread_id="t2", resource_id="u1")
     ThreadLease.objects.create(thread=thread, agent_id="bot", owner_run_id="r1", status="running", token=1,
                                expires_at=now + timedelta(seconds=10))
     ThreadLease.objects.create(thread_id="t2", agent_id="bot", owner_run_id=None, status="idle")

@@ -22,7 +22,7 @@ def make_record(**fields) -> NotificationRecord:
     defaults = {"id": new_record_id(), "agent_id": "ops-assistant", "resource_id": "u1", "thread_id": "t1",
                 "source": "github", "kind": "ci-status", "summary": "CI failed", "created_at": now, "updated_at": now}
     fields = {**defaults, **fields}
-    Thread.objects.get_or_create(id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
+    Thread.objects.get_or_create(thread_id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
     return NotificationRecord.objects.create(**fields)
 
 
@@ -76,7 +76,7 @@ def test_the_celery_task_dispatches_and_waits_for_the_runs_it_woke():
     assert record.status == "delivered"
     from agents.models import Run
 
-    assert Run.objects.get(thread_id="t1").status == "completed"
+    assert Run.objects.get(thread__thread_id="t1").status == "completed"
 
 
 def test_celery_beat_runs_the_dispatcher_every_interval():

@@ -30,7 +30,7 @@ async def make_record(**fields) -> NotificationRecord:
     if "next_due_at" not in fields:
         dues = [t for t in (defaults.get("deliver_at"), defaults.get("summary_at")) if t is not None]
         defaults["next_due_at"] = min(dues) if dues else None
-    await Thread.objects.aget_or_create(id=defaults["thread_id"], defaults={"resource_id": defaults["resource_id"]})
+    await Thread.objects.aget_or_create(thread_id=defaults["thread_id"], defaults={"resource_id": defaults["resource_id"]})
     return await NotificationRecord.objects.acreate(**defaults)
 
 
@@ -113,7 +113,7 @@ async def test_summaries_cannot_starve_a_high_record(make_agent, settle):
     assert (await row(high.id)).status == "delivered"
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 51
     # a low summary does not wake a thread
-    assert await ThreadInput.objects.filter(thread__id__startswith="digest").acount() == 0
+    assert await ThreadInput.objects.filter(thread__thread_id__startswith="digest").acount() == 0
 
 
 async def test_a_thread_is_planned_whole_with_one_summary(make_agent, settle):
@@ -126,8 +126,8 @@ async def test_a_thread_is_planned_whole_with_one_summary(make_agent, settle):
     await settle()
     assert (stats["claimed"], stats["summarised"], stats["batches"]) == (150, 150, 1)
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 0
-    assert await Message.objects.filter(thread_id="digest").acount() == 1
-    message = await Message.objects.aget(thread_id="digest")
+    assert await Message.objects.filter(thread__thread_id="digest").acount() == 1
+    message = await Message.objects.aget(thread__thread_id="digest")
     assert message.content == ('<notification-summary pending="150" priority="low">'
                                'email: 75, slack: 75</notification-summary>')
 
@@ -170,7 +170,7 @@ async def test_five_failed_attempts_make_a_record_failed(make_agent):
 
 async def test_a_failed_send_is_counted_on_the_record(make_agent, settle):
     agent = make_agent()
-    await Thread.objects.acreate(id="t1", resource_id="someone-else")
+    await Thread.objects.acreate(thread_id="t1", resource_id="someone-else")
     now = timezone.now()
     record = await make_record(deliver_at=now)
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
@@ -202,7 +202,7 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
     assert (stats["recovered"], stats["delivered"]) == (1, 1)
     first = await row(accepted.id)
     assert (first.status, first.delivered_signal_id, first.lock_token) == ("delivered", "sig-accepted", "")
-    assert await ThreadInput.objects.filter(thread_id="t1").acount() == 1
+    assert await ThreadInput.objects.filter(thread__thread_id="t1").acount() == 1
     second = await row(lost.id)
     assert second.status == "delivered" and second.delivered_signal_id not in (None, "sig-lost")
     assert (await row(busy.id)).lock_token == "alive"

@@ -60,7 +60,7 @@ def test_two_dispatchers_never_deliver_a_record_twice(postgres_db, tmp_path):
                 kind="ci-status", priority=priority, priority_rank={"medium": 1, "high": 2, "urgent": 3}[priority],
                 summary=f"event {t}-{i}", deliver_at=now - timedelta(seconds=1), next_due_at=now - timedelta(seconds=1),
                 created_at=now, updated_at=now))
-    Thread.objects.bulk_create([Thread(id=f"race-{t}", resource_id="u1") for t in range(20)])
+    Thread.objects.bulk_create([Thread(thread_id=f"race-{t}", resource_id="u1") for t in range(20)])
     NotificationRecord.objects.bulk_create(records)
     script = tmp_path / "dispatch.py"
     script.write_text(DISPATCHER)

@@ -54,7 +54,7 @@ def outcome(results: list) -> list[tuple]:
 
 
 async def stored(resource_id: str, thread_id: str) -> list[tuple]:
-    rows = NotificationRecord.objects.filter(resource_id=resource_id, thread_id=thread_id).order_by(
+    rows = NotificationRecord.objects.filter(resource_id=resource_id, thread__thread_id=thread_id).order_by(
         "created_at", "kind", "dedupe_key", "status")
     return sorted([(r.kind, r.dedupe_key, r.coalesce_key, r.status, r.coalesced_count, r.lock_token,
                     r.summary_signal_id is not None, r.delivered_signal_id is not None) async for r in rows])
@@ -247,7 +247,7 @@ def settle_all(records: list[dict], state: dict | None) -> dict:
 @pytest.mark.parametrize("calls", [3, 60])
 def test_one_batch_is_five_statements_whatever_the_number_of_calls(calls):
     now = timezone.now()
-    Thread.objects.bulk_create([Thread(id=f"t{i}", resource_id="u1") for i in range(calls)])
+    Thread.objects.bulk_create([Thread(thread_id=f"t{i}", resource_id="u1") for i in range(calls)])
     existing = NotificationRecord.objects.create(
         id=new_record_id(), agent_id="a", resource_id="u1", thread_id="t0", source="github", kind="ci",
         summary="old", dedupe_key="k0", created_at=now - timedelta(minutes=1), updated_at=now)
@@ -274,7 +274,7 @@ def test_one_batch_is_five_statements_whatever_the_number_of_calls(calls):
     assert [o["planned"]["seen"] for o in outcomes] == [2] * calls
     assert NotificationRecord.objects.count() == 2 * calls
     assert NotificationRecord.objects.exclude(lock_token="").count() == 0  # the plans' updates were written
-    assert set(NotificationRecord.objects.filter(thread_id="t1").values_list("delivery_reason", flat=True)) == {
+    assert set(NotificationRecord.objects.filter(thread__thread_id="t1").values_list("delivery_reason", flat=True)) == {
         "active"}
     existing.refresh_from_db()
     assert (existing.coalesced_count, existing.summary, existing.delivery_reason) == (2, "CI failed", "idle")
@@ -331,7 +331,7 @@ def test_one_call_with_two_dedupe_keys_gives_two_records():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_notification_for_another_resources_thread_is_refused_and_nothing_is_stored():
-    Thread.objects.create(id="t1", resource_id="someone-else")
+    Thread.objects.create(thread_id="t1", resource_id="someone-else")
     now = timezone.now()
     call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
             "locked_until": now + timedelta(seconds=60), "notifications": [notification()]}

@@ -74,7 +74,7 @@ async def test_the_default_policy_table_as_mastra(make_agent, make_busy, settle,
     if seen is None:  # nothing emitted, nothing in the thread; the dispatcher picks the record up now
         assert (result.signal, result.run_id) == (None, None)
         assert stored.next_due_at == stored.summary_at
-        assert await Message.objects.filter(thread_id="t1", role="signal").acount() == 0
+        assert await Message.objects.filter(thread__thread_id="t1", role="signal").acount() == 0
         return
     if busy is not None:
         assert result.run_id == busy.run_id  # into the active run, never a second run
@@ -159,7 +159,7 @@ async def test_a_low_notification_sends_nothing_until_the_dispatcher_runs(make_a
     assert (after.status, after.summary_at, after.summary_signal_id) == ("pending", None, chunks[1]["data"]["id"])
     assert await stored_content(after.summary_signal_id) == (
         '<notification-summary pending="1" priority="low">github: 1</notification-summary>')
-    assert await ThreadInput.objects.filter(thread_id="t1").acount() == 0
+    assert await ThreadInput.objects.filter(thread__thread_id="t1").acount() == 0
 
 
 # -- custom policies ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ async def make_record(**fields) -> NotificationRecord:
                 "source": "github", "kind": "ci-status", "priority": priority, "priority_rank": RANK[priority],
                 "summary": "CI failed", "created_at": now, "updated_at": now}
     fields = {**defaults, **fields}
-    await Thread.objects.aget_or_create(id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
+    await Thread.objects.aget_or_create(thread_id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
     return await NotificationRecord.objects.acreate(**fields)
 
 
@@ -167,11 +167,11 @@ async def test_read_without_an_id_delivers_every_unread_record_of_the_thread(too
     # newest first, each a full notification with status="delivered"
     assert [s["contents"] for s in injected] == ["CI failed 1", "CI failed 0"]
     assert {s["attributes"]["status"] for s in injected} == {"delivered"}
-    rows = {r.id: r async for r in NotificationRecord.objects.filter(thread_id="t1")}
+    rows = {r.id: r async for r in NotificationRecord.objects.filter(thread__thread_id="t1")}
     assert [rows[r.id].status for r in pending] == ["seen", "seen"]
     assert sorted(rows[r.id].delivered_signal_id for r in pending) == sorted(s["id"] for s in injected)
     assert (rows[delivered.id].status, rows[delivered.id].delivered_signal_id) == ("seen", "sig-1")
-    assert (await NotificationRecord.objects.aget(thread_id="t2")).status == "pending"
+    assert (await NotificationRecord.objects.aget(thread__thread_id="t2")).status == "pending"
     again = await tool.run({"action": "read"}, context(send_signal=send_signal))
     assert again == {"message": "No unread notifications needed delivery.", "delivered": 0, "markedSeen": 0,
                      "unavailable": 0, "alreadyRead": 0}

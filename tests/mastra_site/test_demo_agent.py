@@ -92,7 +92,7 @@ async def test_the_agent_remembers_and_titles_its_threads():
     # generate_title=True: the title arrives in the background (local/echo titles with its echo)
     title = ""
     for _ in range(250):
-        title = await sync_to_async(lambda: Thread.objects.get(pk="ops-thread").title)()
+        title = await sync_to_async(lambda: Thread.objects.get(thread_id="ops-thread").title)()
         if title:
             break
         await asyncio.sleep(0.02)
@@ -100,10 +100,10 @@ async def test_the_agent_remembers_and_titles_its_threads():
     second = await ops_agent.generate('/tool calculate {"expression": "2*(3+4)"}', memory=mem)
     assert second.text == 'echo: tool calculate returned {"expression": "2*(3+4)", "value": 14}'
     assert [m["role"] for m in second.remembered_messages] == ["user", "assistant"]
-    roles = await sync_to_async(lambda: list(Message.objects.filter(thread_id="ops-thread").order_by("id")
+    roles = await sync_to_async(lambda: list(Message.objects.filter(thread__thread_id="ops-thread").order_by("id")
                                              .values_list("role", flat=True)))()
     assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant"]
-    assert (await sync_to_async(lambda: Thread.objects.get(pk="ops-thread").title)()) == "echo: hello ops"
+    assert (await sync_to_async(lambda: Thread.objects.get(thread_id="ops-thread").title)()) == "echo: hello ops"
 
 
 @pytest.mark.parametrize("expression, problem", [

@@ -162,7 +162,7 @@ async def assert_recovered_in(pid: int, runner, tmp_path, resource_id, thread_id
     input_ids = [wake["signal_id"]] + [q["signal_id"] for q in queued]
 
     def stored():
-        runs = {r.id: r.status for r in Run.objects.filter(thread_id=thread_id)}
+        runs = {r.id: r.status for r in Run.objects.filter(thread__thread_id=thread_id)}
         inputs = dict(ThreadInput.objects.filter(input_id__in=input_ids).values_list("input_id", "status"))
         return runs, inputs, user_texts(resource_id, thread_id)
 

@@ -298,9 +298,10 @@ class Agent:
         """Inputs accepted for the thread that no run has taken yet, oldest first."""
         return await queued_inputs_list(self, resource_id=resource_id, thread_id=thread_id)
 
-    async def cancel_queued_inputs(self, ids: list[str]) -> int:
-        """Cancel waiting inputs by id; returns how many were still waiting and are now cancelled."""
-        return await queued_inputs_cancel(self, ids)
+    async def cancel_queued_inputs(self, ids: list[str], *, resource_id: str, thread_id: str) -> int:
+        """Cancel waiting inputs of the thread by id; returns how many were still waiting there and are
+        now cancelled (an id of another thread is not touched)."""
+        return await queued_inputs_cancel(self, ids, resource_id=resource_id, thread_id=thread_id)
 
 
 __all__ = ["Agent"]

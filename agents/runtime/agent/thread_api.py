@@ -88,8 +88,8 @@ async def queued_inputs_list(agent: Any, *, resource_id: str, thread_id: str) ->
     return await thread_runtime_for(agent, "list_queued_inputs").list_queued(resource_id, thread_id)
 
 
-async def queued_inputs_cancel(agent: Any, ids: list[str]) -> int:
-    return await thread_runtime_for(agent, "cancel_queued_inputs").cancel_queued(ids)
+async def queued_inputs_cancel(agent: Any, ids: list[str], *, resource_id: str, thread_id: str) -> int:
+    return await thread_runtime_for(agent, "cancel_queued_inputs").cancel_queued(resource_id, thread_id, ids)
 
 
 __all__ = ["message_send", "queued_inputs_cancel", "queued_inputs_list", "signal_send", "state_signal_send",

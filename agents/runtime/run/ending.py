@@ -133,11 +133,17 @@ async def _record(run: Any) -> None:
         logger.exception("could not record run %s", run.run_id)
 
 
+#: the request context key that names the resource a run without memory belongs to (as Mastra's
+#: server sets it for an authenticated caller): only that resource may act on the run afterwards
+RESOURCE_ID_KEY = "mastra__resourceId"
+
+
 def record_dict(run: Any) -> dict:
     memory = run.memory
+    owner = (run.request_context or {}).get(RESOURCE_ID_KEY) if isinstance(run.request_context, dict) else None
     return {
         "id": run.run_id, "agent_id": getattr(run.agent, "id", None),
-        "resource_id": memory and memory.get("resource_id"),
+        "resource_id": (memory and memory.get("resource_id")) or (owner if isinstance(owner, str) else None),
         "thread_id": memory and memory.get("thread_id"),
         "status": _STATUS.get(run.finish_reason, "completed"),
         "finish_reason": run.finish_reason, "usage": dict(run.usage),

@@ -18,11 +18,11 @@ from typing import Any, Callable
 from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
 from ..signal import echo_chunk, render_content, render_signal
+from .store import thread_key
 
 #: events kept per thread (``agents.threads.events.EVENT_RETENTION``)
 EVENT_RETENTION = 2000
 THREAD_BLOCKED = "thread-blocked"
-KEY_SEPARATOR = "\x1f"  # ``thread_key``: resource id and thread id
 
 
 class InMemoryThreadStore:
@@ -45,7 +45,7 @@ class InMemoryThreadStore:
     # -- helpers (one "transaction" each) ------------------------------------------------------
     def thread_create(self, *, resource_id: str, thread_id: str, metadata: dict | None = None) -> None:
         """Create the thread (as the memory store does on a run's first message)."""
-        self.threads.setdefault(thread_id, {"resource_id": resource_id, "metadata": dict(metadata or {})})
+        self.threads.setdefault(thread_key(resource_id, thread_id), {"resource_id": resource_id, "metadata": dict(metadata or {})})
 
     def _now_iso(self) -> str:
         return datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
@@ -90,14 +90,14 @@ class InMemoryThreadStore:
 
     def _persist(self, lease: dict, signal: dict) -> None:
         self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
-        messages = self.history.setdefault(lease["thread_id"], [])
+        messages = self.history.setdefault(lease["key"], [])
         if not any(m["id"] == signal["id"] for m in messages):
             messages.append(render_signal(signal))
 
     def _reclaim(self, lease: dict) -> None:
         """The owner died: inputs it took and never saved wait again; its run failed."""
         dead = lease["owner_run_id"]
-        saved = {m["id"] for m in self.history.get(lease["thread_id"], ())}
+        saved = {m["id"] for m in self.history.get(lease["key"], ())}
         for row in self.inputs:
             if row["key"] == lease["key"] and row["consumed_by"] == dead and row["status"] == "consumed" \
                     and row["input_id"] not in saved:
@@ -147,7 +147,7 @@ class InMemoryThreadStore:
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
             key, resource_id, thread_id = lease["key"], lease["resource_id"], lease["thread_id"]
-            thread = self.threads.get(thread_id)
+            thread = self.threads.get(key)
         else:
             thread = self._checked(resource_id, thread_id)
             if state is not None and thread is None:
@@ -220,7 +220,7 @@ class InMemoryThreadStore:
             self._append(lease, events)
         if messages:
             self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
-            history = self.history.setdefault(lease["thread_id"], [])
+            history = self.history.setdefault(lease["key"], [])
             known = {m["id"] for m in history}
             history.extend(m for m in messages if m["id"] not in known
                            and not ((m.get("metadata") or {}).get("signal") or {}).get("transient"))
@@ -252,7 +252,7 @@ class InMemoryThreadStore:
             if log and log[0]["seq"] > after_seq + 1:
                 lease = self.leases[key]
                 snapshot = snapshot_chunk(thread_id=lease["thread_id"], resource_id=lease["resource_id"],
-                                          messages=list(self.history.get(lease["thread_id"], ())), seq=log[0]["seq"] - 1)
+                                          messages=list(self.history.get(lease["key"], ())), seq=log[0]["seq"] - 1)
                 return [snapshot] + rows
             log = rows
         if run_id is not None:
@@ -260,16 +260,10 @@ class InMemoryThreadStore:
         return list(log)
 
     def _checked(self, resource_id: str, thread_id: str) -> dict | None:
-        """The thread's entry, or None; SignalError (``thread_resource_mismatch``) when another
-        resource owns it (as ``agents.threads.identity.thread_checked``)."""
-        thread = self.threads.get(thread_id)
-        if thread is not None and thread["resource_id"] != resource_id:
-            raise SignalError(f"thread {thread_id!r} belongs to another resource", code="thread_resource_mismatch")
-        return thread
+        """The entry of the thread (resource_id, thread_id), or None."""
+        return self.threads.get(thread_key(resource_id, thread_id))
 
     async def thread_state(self, *, key: str) -> dict | None:
-        resource_id, _, thread_id = key.partition(KEY_SEPARATOR)
-        self._checked(resource_id, thread_id)  # every access checks the thread's resource
         lease = self.leases.get(key)
         if lease is None:
             return None
@@ -336,8 +330,9 @@ class InMemoryThreadStore:
         return [{"id": r["input_id"], "kind": r["kind"], "runId": r["run_id"], "agentId": r["agent_id"],
                  "signal": r["signal"], "createdAt": r["created_at"]} for r in self._pending(key, ("deliver", "queue"))]
 
-    async def cancel_queued(self, *, ids: list[str]) -> int:
-        rows = [r for r in self.inputs if r["input_id"] in ids and r["status"] == "pending" and r["kind"] != "echo"]
+    async def cancel_queued(self, *, key: str, ids: list[str]) -> int:
+        rows = [r for r in self.inputs if r["key"] == key and r["input_id"] in ids and r["status"] == "pending"
+                and r["kind"] != "echo"]
         for row in rows:
             row["status"] = "cancelled"
         return len(rows)

@@ -137,10 +137,10 @@ class ThreadRuntime:
     async def list_queued(self, resource_id: str, thread_id: str) -> list[dict]:
         return await self.store.list_queued(key=thread_key(resource_id, thread_id))
 
-    async def cancel_queued(self, ids: list[str]) -> int:
+    async def cancel_queued(self, resource_id: str, thread_id: str, ids: list[str]) -> int:
         if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
             raise SignalError("ids must be a list of input ids", code="invalid_ids")
-        return await self.store.cancel_queued(ids=list(ids))
+        return await self.store.cancel_queued(key=thread_key(resource_id, thread_id), ids=list(ids))
 
     # -- runs ---------------------------------------------------------------------------------
     async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,

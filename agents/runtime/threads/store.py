@@ -88,8 +88,8 @@ class ThreadStore(Protocol):
         """Inputs waiting for a run, oldest first."""
         ...
 
-    async def cancel_queued(self, *, ids: list[str]) -> int:
-        """Cancel waiting inputs; how many were still waiting."""
+    async def cancel_queued(self, *, key: str, ids: list[str]) -> int:
+        """Cancel waiting inputs of the thread ``key``; how many were still waiting there."""
         ...
 
 

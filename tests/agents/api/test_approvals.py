@@ -63,9 +63,9 @@ async def test_another_user_cannot_decide(alice: Api, bob: Api):
     call = approval["payload"]["toolCallId"]
     response = await bob.post("/api/agents/echo/send-tool-approval",
                               {"threadId": "t1", "toolCallId": call, "approved": True})
-    assert response.status_code == 404 and body(response)["code"] == "thread_not_found"
+    assert response.status_code == 404 and body(response)["code"] == "approval_not_found"  # bob's t1 waits on nothing
     by_run = await bob.post("/api/agents/echo/approve-tool-call", {"runId": approval["runId"], "toolCallId": call})
-    assert by_run.status_code == 404 and body(by_run)["code"] == "thread_not_found"
+    assert by_run.status_code == 404 and body(by_run)["code"] == "approval_not_found"
     await alice.post("/api/agents/echo/threads/abort", {"threadId": "t1"})
     assert site.deleted == []
 
@@ -101,3 +101,34 @@ async def test_decline_tool_call_generate_answers_json_without_running_the_tool(
 async def test_approve_needs_run_and_tool_call_ids(alice: Api):
     response = await alice.post("/api/agents/echo/approve-tool-call", {"toolCallId": "x"})
     assert response.status_code == 400 and body(response)["code"] == "missing_field"
+
+
+async def test_a_threadless_run_is_decided_only_by_its_owner_and_errors_name_nothing_of_it(alice: Api, bob: Api):
+    result = await generate_suspended(alice)
+    run_id, call = result["runId"], result["suspendPayload"]["toolCallId"]
+    unknown = await bob.post("/api/agents/echo/approve-tool-call-generate", {"runId": "no-such-run", "toolCallId": call})
+    for route in ("approve-tool-call", "approve-tool-call-generate", "decline-tool-call-generate"):
+        for tool_call_id in (call, "another-call"):
+            response = await bob.post(f"/api/agents/echo/{route}", {"runId": run_id, "toolCallId": tool_call_id})
+            assert (response.status_code, body(response)["code"]) == (404, "approval_not_found")
+            assert call not in response.content.decode() or tool_call_id == call
+    assert body(unknown)["code"] == "approval_not_found"
+    stale = await alice.post("/api/agents/echo/approve-tool-call-generate", {"runId": run_id, "toolCallId": "guess"})
+    assert stale.status_code == 409 and call not in stale.content.decode()  # the pending call is not named
+    assert site.deleted == []
+    done = await alice.post("/api/agents/echo/approve-tool-call-generate", {"runId": run_id, "toolCallId": call})
+    assert done.status_code == 200 and site.deleted == ["/tmp/x"]
+
+
+async def test_a_caller_may_not_reuse_an_existing_run_id(alice: Api, bob: Api):
+    result = await generate_suspended(alice)
+    for api in (bob, alice):
+        for route in ("generate", "stream"):
+            response = await api.post(f"/api/agents/echo/{route}", {"messages": "hi", "runId": result["runId"]})
+            assert (response.status_code, body(response)["code"]) == (409, "run_id_taken")
+    # alice's suspended run and its approval are intact
+    done = await alice.post("/api/agents/echo/approve-tool-call-generate", {
+        "runId": result["runId"], "toolCallId": result["suspendPayload"]["toolCallId"]})
+    assert done.status_code == 200 and site.deleted == ["/tmp/x"]
+    fresh = await alice.post("/api/agents/echo/generate", {"messages": "hi", "runId": "my-own-run"})
+    assert fresh.status_code == 200 and body(fresh)["runId"] == "my-own-run"

@@ -49,13 +49,19 @@ async def test_thread_pages_have_mastras_envelope(alice: Api, bob: Api, ops: Api
     assert bad.status_code == 400 and body(bad)["code"] == "invalid_field"
 
 
-async def test_another_users_thread_is_404_and_taking_its_id_is_refused(alice: Api, bob: Api):
+async def test_another_users_thread_answers_as_a_free_id_and_its_id_is_free_to_take(alice: Api, bob: Api):
     await alice.post("/api/memory/threads", {"threadId": "t1"})
-    for response in (await bob.get("/api/memory/threads/t1"), await bob.get("/api/memory/threads/t1/messages"),
-                     await bob.patch("/api/memory/threads/t1", {"title": "mine"}),
-                     await bob.delete("/api/memory/threads/t1"),
-                     await bob.post("/api/memory/threads", {"threadId": "t1"})):
-        assert response.status_code == 404 and body(response)["code"] == "thread_not_found"
+    for path in ("t1", "never-used"):  # alice's t1 and an id nobody uses answer alike
+        for response in (await bob.get(f"/api/memory/threads/{path}"),
+                         await bob.get(f"/api/memory/threads/{path}/messages"),
+                         await bob.patch(f"/api/memory/threads/{path}", {"title": "mine"}),
+                         await bob.delete(f"/api/memory/threads/{path}")):
+            assert (response.status_code, body(response)) == (404, {
+                "error": f"thread {path!r} not found", "code": "thread_not_found",
+                "message": f"thread {path!r} not found"})
+    created = await bob.post("/api/memory/threads", {"threadId": "t1", "title": "bob's"})
+    assert created.status_code in (200, 201) and body(created)["resourceId"] == "bob"
+    assert body(await bob.get("/api/memory/threads/t1"))["title"] == "bob's"
     assert body(await alice.get("/api/memory/threads/t1"))["title"] == ""
 
 

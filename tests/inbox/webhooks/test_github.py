@@ -66,13 +66,26 @@ async def test_a_failed_workflow_run_is_a_high_ci_status_notification(github_end
     assert answer["status"] == "stored" and answer["threadId"] == "github:acme/service"
     [record] = await records()
     assert (record.source, record.kind, record.priority, record.resource_id, record.thread_id) == (
-        "github", "ci-status", "high", "alice", "github:acme/service")
+        "github", "ci-status", "high", "alice", "alice\x1fgithub:acme/service")  # the thread's key
     assert record.summary == "Build failure on acme/service@main"
     assert record.dedupe_key == "acme/service@main" and record.id == answer["recordId"]
     assert record.payload["url"] == "https://github.com/acme/service/actions/runs/30433642"
     delivery = await WebhookDelivery.objects.aget()
     assert (delivery.delivery_id, delivery.event, delivery.outcome, delivery.record_ids) == (
         "d1", "workflow_run", "stored", [record.id])
+
+
+async def test_another_user_cannot_squat_the_endpoints_thread_id(github_endpoint):
+    from agents.models import Thread
+
+    # mallory creates the predictable thread id first: it is mallory's own thread
+    await Thread.objects.acreate(thread_id="github:acme/service", resource_id="mallory", title="squatted")
+    response = await deliver("workflow_run", fixture_bytes("github", "workflow_run_failure"), "d1")
+    assert response.status_code == 200 and reply(response)["status"] == "stored"
+    [record] = await records()
+    assert (record.resource_id, record.thread_id) == ("alice", "alice\x1fgithub:acme/service")
+    assert sorted([(t.resource_id, t.title) async for t in Thread.objects.filter(thread_id="github:acme/service")]) == [
+        ("alice", ""), ("mallory", "squatted")]
 
 
 async def test_a_redelivery_is_200_and_stores_nothing_more(github_endpoint):

@@ -198,8 +198,10 @@ class ThreadStoreContract:
         listed = await store.list_queued(key=KEY)
         assert [(q["id"], q["kind"], q["runId"], q["agentId"]) for q in listed] == [
             (first["signal"]["id"], "queue", "run-2", "bot"), (second["signal"]["id"], "queue", "run-3", "bot")]
-        assert await store.cancel_queued(ids=[first["signal"]["id"], "no-such-input"]) == 1
-        assert await store.cancel_queued(ids=[first["signal"]["id"]]) == 0
+        other = thread_key("someone-else", T)
+        assert await store.cancel_queued(key=other, ids=[first["signal"]["id"]]) == 0  # another thread's id
+        assert await store.cancel_queued(key=KEY, ids=[first["signal"]["id"], "no-such-input"]) == 1
+        assert await store.cancel_queued(key=KEY, ids=[first["signal"]["id"]]) == 0
         assert [q["id"] for q in await store.list_queued(key=KEY)] == [second["signal"]["id"]]
 
     # -- events --------------------------------------------------------------------------------
@@ -244,11 +246,10 @@ class ThreadStoreContract:
         second = await self.accept(store, "", signal=changed, state=tracking2)
         assert (second["action"], second["signal"]["metadata"]["state"]["version"]) == ("deliver", 2)
 
-    async def test_a_thread_of_another_resource_is_refused(self, store):
+    async def test_another_resources_thread_of_the_same_id_is_another_thread(self, store):
         await self.make_thread(store, "someone-else", T)
-        with pytest.raises(SignalError) as caught:
-            await self.accept(store, "a")
-        assert caught.value.code == "thread_resource_mismatch"
-        with pytest.raises(SignalError) as caught:  # every access checks the thread's resource
-            await store.thread_state(key=KEY)
-        assert caught.value.code == "thread_resource_mismatch"
+        other = thread_key("someone-else", T)
+        woke = await self.accept(store, "a")
+        assert (woke["action"], woke["resource_id"], woke["thread_id"]) == ("wake", R, T)
+        assert (await store.thread_state(key=KEY))["active_run_id"] == woke["run_id"]
+        assert await store.thread_state(key=other) is None  # untouched, as any other thread
