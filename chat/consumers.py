@@ -60,7 +60,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_NOT_SIGNED_IN)
             return
-        target = await self.resolve(Caller.of(user), self.scope["url_route"]["kwargs"])
+        target = await self.resolve(Caller.of(user), self.scope["url_route"]["kwargs"], user=user)
         if target is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
@@ -78,7 +78,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         await self.send_json(snapshot)
         self.pump = asyncio.ensure_future(self.forward(self.subscription))
 
-    async def resolve(self, caller: Caller, kwargs: dict) -> Target | None:
+    async def resolve(self, caller: Caller, kwargs: dict, *, user=None) -> Target | None:
         """The agent and thread of the URL as the caller may use them, or None (4404)."""
         try:
             agent = get_mastra().get_agent(kwargs["agent_id"])
@@ -92,7 +92,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return None
         except MastraError:  # an invalid thread id: no such thread
             return None
-        return Target(agent=agent, resource_id=resource_id, thread_id=thread_id)
+        return Target(agent=agent, resource_id=resource_id, thread_id=thread_id, user=user)
 
     async def forward(self, subscription) -> None:
         """Send the thread's chunks as they come; a dropped (overflowed) subscriber is told to
