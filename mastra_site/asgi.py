@@ -22,9 +22,16 @@ from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
 
+
+def http_application(site=None):
+    """HTTP: ``/api/`` through the API's own handler (without the site's sync middleware, but with
+    the site's security policy, ``agents.api.security``), everything else through Django's handler
+    and ``settings.MIDDLEWARE``. Both read their settings when built (tests build one anew)."""
+    return api_first(site or get_asgi_application(), ApiHandler())
+
+
 application = start_with_server(ProtocolTypeRouter({
-    # HTTP API: /api/ through its own handler, without the site's (sync) middleware (agents.api.handler)
-    "http": api_first(django_asgi_app, ApiHandler()),
+    "http": http_application(django_asgi_app),
     # browser chat UI: session auth, same-origin browsers only (docs/chat.md)
     "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))

@@ -159,6 +159,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",  # HTTP API: tokens (manage.py drf_create_token <user>)
     "drf_spectacular",  # HTTP API: OpenAPI schema at /api/schema/
+    "drf_spectacular_sidecar",  # HTTP API: Swagger UI's files for /api/docs/, served by the site (no CDN)
     "channels",
     "agents",
     "inbox",
@@ -310,6 +311,11 @@ SPECTACULAR_SETTINGS = {
                    "inbox and webhooks. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # the schema and the docs need a signed-in user, as every route does (docs/security.md)
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
 }
