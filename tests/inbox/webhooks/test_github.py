@@ -262,3 +262,17 @@ def test_the_event_key_is_the_identity_in_the_body():
     push = {"ref": "refs/heads/main", "after": "acb5820"}
     assert event_key(push).startswith("sha256:") and event_key(push) == event_key(dict(reversed(push.items())))
     assert event_key({**push, "after": "ffff"}) != event_key(push)
+
+
+async def test_the_claim_is_decided_by_the_database(github_endpoint):
+    from asgiref.sync import sync_to_async
+
+    from inbox.webhooks.services import webhook_delivery_claim
+
+    claim = sync_to_async(webhook_delivery_claim)
+    assert await claim(endpoint=github_endpoint, delivery_id="d1", event_key="comment@issue:1:created::", event="x")
+    # another delivery id, the same event; the same delivery id, another event
+    assert not await claim(endpoint=github_endpoint, delivery_id="d2", event_key="comment@issue:1:created::", event="x")
+    assert not await claim(endpoint=github_endpoint, delivery_id="d1", event_key="comment@issue:2:created::", event="x")
+    assert await claim(endpoint=github_endpoint, delivery_id="d2", event_key="comment@issue:2:created::", event="x")
+    assert await WebhookDelivery.objects.acount() == 2
