@@ -2,7 +2,7 @@
 
 With no environment at all the site runs embedded: a SQLite file, the in-memory channel layer, the
 in-process scheduler and the offline ``local/echo`` model. ``DATABASE_URL`` and ``REDIS_URL`` switch
-to PostgreSQL and Redis (channels-redis and the Celery broker).
+to PostgreSQL and Redis (channels-redis, the Celery broker and the cache that holds the rate counters).
 
 The embedded default is safe on a laptop: it answers only loopback hosts, ``DEBUG`` is on only
 while every allowed host is a loopback one, and without ``SECRET_KEY`` a random key is generated
@@ -237,6 +237,18 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# The default cache holds what every process must agree on: DRF's rate counters
+# (MASTRA_API_SEND_RATE). With REDIS_URL it is Redis, shared by the processes; the key prefix keeps
+# separate deployments (and concurrent test runs) on one Redis apart. Note that Django's
+# ``RedisCache.clear()`` flushes the whole Redis database: delete keys by prefix instead.
+# Without REDIS_URL the site is one process and a per-process cache is the whole truth.
+MASTRA_CACHE_PREFIX = env_str("MASTRA_CACHE_PREFIX", env_str("MASTRA_CHANNEL_PREFIX", "mastra"))
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": MASTRA_CACHE_PREFIX}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery: a broker only when REDIS_URL (or CELERY_BROKER_URL) is set; otherwise tasks run eagerly
 # and the in-process scheduler dispatches due notifications.
