@@ -12,12 +12,12 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
+from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
@@ -32,6 +32,6 @@ def http_application(site=None):
 
 application = start_with_server(ProtocolTypeRouter({
     "http": http_application(django_asgi_app),
-    # browser chat UI: session auth, same-origin browsers only (docs/chat.md)
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
+    # browser chat UI: session auth, same-origin (or CSRF_TRUSTED_ORIGINS) browsers only (mastra_site.origins)
+    "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))

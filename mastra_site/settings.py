@@ -341,6 +341,12 @@ LOGIN_REDIRECT_URL = "chat"
 LOGOUT_REDIRECT_URL = "login"
 MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_SIGNAL_BYTES + 64 * 1024,
                                       minimum=1024, maximum=128 * 1024 * 1024)
+# daphne's own websocket limit (autobahn's, per message and per frame), read by daphne's runserver;
+# the daphne command takes the same number as --websocket-max-message-size/--websocket-max-frame-size
+# (README, Processes). Above the site's frame limit, so that a frame over it is read and answered with
+# frame_too_large (daphne's default, 1 MiB, dropped the connection below the site's limit); bounded,
+# so that a far larger frame is cut by the protocol instead of being buffered.
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = MASTRA_CHAT_MAX_FRAME_BYTES + 64 * 1024
 
 LOGGING = {
     "version": 1,

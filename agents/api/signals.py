@@ -14,6 +14,7 @@ from .base import ApiView, json_response
 from .errors import ApiError
 from .parsing import execution_options, json_body, optional_dict
 from .targets import input_target, thread_target
+from .throttling import SEND_SCOPE
 
 
 async def branches(body: dict, *, agent, user) -> dict:
@@ -36,7 +37,7 @@ class SendView(ApiView):
     """The input routes: ``field`` names the body key of the input, ``method`` the agent method."""
 
     throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "agent-send"
+    throttle_scope = SEND_SCOPE
     field = "message"
     method = "send_message"
 
@@ -87,7 +88,7 @@ class StateSignalView(SendView):
 
 class NotificationSignalView(ApiView):
     throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "agent-send"
+    throttle_scope = SEND_SCOPE
 
     @extend_schema(operation_id="agents_send_notification", request=openapi.NOTIFICATION_BODY,
                    responses=openapi.NOTIFICATION_RESULT, tags=["signals"])
