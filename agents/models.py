@@ -117,6 +117,8 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
+        # staff holding it may pick any model id for a run over HTTP or the websocket (agents.model_choice)
+        permissions = [("choose_any_model", "Can choose any model for a run")]
 
     def __str__(self) -> str:
         return f"{self.agent_id} {self.id} ({self.status})"

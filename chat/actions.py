@@ -14,6 +14,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
+from agents.model_choice import amodel_choice_check
 from agents.models import Run
 from agents.registry import get_mastra
 from agents.runtime.threads.store import thread_key
@@ -25,11 +26,12 @@ from .snapshot import athread_queued
 
 @dataclass(frozen=True)
 class Target:
-    """The agent and thread a socket is bound to."""
+    """The agent and thread a socket is bound to, and its signed-in user."""
 
     agent: Any
     resource_id: str
     thread_id: str
+    user: Any = None
 
 
 def accepted_frame(result) -> dict:
@@ -46,10 +48,16 @@ async def queue_frame(target: Target) -> dict:
 
 async def message_send(target: Target, frame: Frame) -> list[dict]:
     """``send-message`` (deliver into the active run, or wake the thread) and ``queue-message``
-    (a run of its own after the active one)."""
+    (a run of its own after the active one); ``model`` (an id) picks the model of the run the
+    message starts, as ``agents.model_choice`` allows the socket's user."""
     message: Any = {"contents": frame.message, "attributes": frame.attributes} if frame.attributes else frame.message
     send = target.agent.queue_message if frame.type == "queue-message" else target.agent.send_message
-    result = await send(message, resource_id=target.resource_id, thread_id=target.thread_id)
+    branches: dict = {}
+    if frame.model is not None:
+        options = {"model": frame.model}
+        await amodel_choice_check(options, agent=target.agent, user=target.user)
+        branches["if_idle"] = {"stream_options": options}
+    result = await send(message, resource_id=target.resource_id, thread_id=target.thread_id, **branches)
     frames = [accepted_frame(result)]
     if frame.type == "queue-message":
         frames.append(await queue_frame(target))

@@ -5,6 +5,14 @@ thread the caller may not see (``agents.access.Caller``); else the snapshot (``c
 then every chunk of the thread with its ``seq``. ``lastSeq`` resumes after that seq: the chunks
 after it, each once. Client frames (``chat.frames``) are acted on by ``chat.actions``; a frame that
 cannot be acted on gets ``{"type": "error", "code", "message"}`` and the socket stays open.
+
+Before a client frame is acted on, the session is checked again (it may have been logged out,
+expired or deleted, or its user deactivated since the socket connected): a socket whose session
+ended is closed with 4401. Every frame that acts is checked; a ``ping`` (every 25 s from the page)
+re-checks at most once a minute, so that a socket that only listens is closed soon after its
+session ends without a database read per ping. ``send-message`` and ``queue-message`` count
+against the user's send rate, the HTTP send routes' bucket (``agents.api.throttling``); one over
+it gets a ``throttled`` error frame and is not acted on.
 """
 
 from __future__ import annotations
@@ -12,17 +20,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+from importlib import import_module
+from types import SimpleNamespace
 from urllib.parse import parse_qs
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user
 
 from agents.access import Caller, ThreadNotFound
+from agents.api.throttling import send_rate_count
 from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
 
 from .actions import ACTIONS, Target
-from .frames import error_frame, frame_parse
+from .frames import Frame, error_frame, frame_parse
 from .snapshot import athread_snapshot_build
 
 logger = logging.getLogger(__name__)
@@ -31,6 +45,10 @@ CLOSE_NOT_SIGNED_IN = 4401
 CLOSE_NOT_FOUND = 4404
 #: the subscriber fell too far behind and was dropped: the client reconnects with its lastSeq
 CLOSE_TRY_AGAIN = 1013
+#: the frames that send into the thread: they count against the user's send rate
+SEND_FRAMES = ("send-message", "queue-message")
+#: a ping re-checks the session when the last check is older than this (seconds)
+PING_SESSION_CHECK_S = 60.0
 
 
 def requested_last_seq(query_string: bytes) -> int | None:
@@ -53,6 +71,9 @@ class ThreadConsumer(AsyncWebsocketConsumer):
     target: Target | None = None
     subscription = None
     pump: asyncio.Task | None = None
+    #: the clock of the session checks (a test moves it)
+    clock = staticmethod(time.monotonic)
+    session_checked_at = 0.0
 
     async def connect(self) -> None:
         await self.accept()  # a close code reaches the browser only after the handshake
@@ -60,11 +81,12 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_NOT_SIGNED_IN)
             return
-        target = await self.resolve(Caller.of(user), self.scope["url_route"]["kwargs"])
+        target = await self.resolve(Caller.of(user), self.scope["url_route"]["kwargs"], user=user)
         if target is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.target = target
+        self.session_checked_at = self.clock()  # the session was read to sign the socket in
         try:
             after = requested_last_seq(self.scope.get("query_string", b""))
         except ValueError:
@@ -78,7 +100,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         await self.send_json(snapshot)
         self.pump = asyncio.ensure_future(self.forward(self.subscription))
 
-    async def resolve(self, caller: Caller, kwargs: dict) -> Target | None:
+    async def resolve(self, caller: Caller, kwargs: dict, *, user=None) -> Target | None:
         """The agent and thread of the URL as the caller may use them, or None (4404)."""
         try:
             agent = get_mastra().get_agent(kwargs["agent_id"])
@@ -92,7 +114,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             return None
         except MastraError:  # an invalid thread id: no such thread
             return None
-        return Target(agent=agent, resource_id=resource_id, thread_id=thread_id)
+        return Target(agent=agent, resource_id=resource_id, thread_id=thread_id, user=user)
 
     async def forward(self, subscription) -> None:
         """Send the thread's chunks as they come; a dropped (overflowed) subscriber is told to
@@ -114,6 +136,11 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         frame = None
         try:
             frame = frame_parse(text_data, max_bytes=settings.MASTRA_CHAT_MAX_FRAME_BYTES)
+            if frame.type != "ping" or self.clock() - self.session_checked_at >= PING_SESSION_CHECK_S:
+                if not await self.frame_admit(frame):
+                    await self.close(code=CLOSE_NOT_SIGNED_IN)
+                    return
+                self.session_checked_at = self.clock()
             replies = await ACTIONS[frame.type](self.target, frame)
         except MastraError as exc:
             replies = [error_frame(exc.code, exc.message)]
@@ -123,6 +150,24 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             replies = [error_frame("internal_error", "the frame could not be handled")]
         for reply in replies:
             await self.send_json(reply)
+
+    @database_sync_to_async
+    def frame_admit(self, frame: Frame) -> bool:
+        """Whether the socket's session still signs in its user: False when the session was logged
+        out, expired or deleted, its password hash no longer matches (a password change), or the user
+        is gone or inactive. A send frame is also counted against the user's send rate
+        (``SendRateExceeded``, code ``throttled``, when over it). Read afresh, never cached: a logout
+        takes effect on the next frame that acts (a session and a user read, one cache update)."""
+        key = self.scope["session"].session_key
+        if not key:
+            return False
+        session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+        user = get_user(SimpleNamespace(session=session))  # Django's own check of a request's session
+        if not (user.is_authenticated and user.is_active and user.pk == self.scope["user"].pk):
+            return False
+        if frame.type in SEND_FRAMES:
+            send_rate_count(user)
+        return True
 
     async def disconnect(self, code) -> None:
         if self.pump is not None:

@@ -30,6 +30,9 @@ class Frame:
     tool_call_id: str | None = None
     approved: bool | None = None
     signal_id: str | None = None
+    #: the model a run this message wakes should use, as the client sent it (``agents.model_choice``
+    #: decides whether it may); None: the agent's own
+    model: Any = None
 
 
 def frame_parse(text: str | None, *, max_bytes: int) -> Frame:
@@ -57,7 +60,7 @@ def frame_parse(text: str | None, *, max_bytes: int) -> Frame:
             attributes = {}
         if not isinstance(attributes, dict):
             raise FrameError("attributes must be an object")
-        return Frame(kind, message=message, attributes=attributes)
+        return Frame(kind, message=message, attributes=attributes, model=data.get("model"))
     if kind == "tool-approval":
         run_id, call_id, approved = data.get("runId"), data.get("toolCallId"), data.get("approved")
         if not _id(run_id) or not _id(call_id) or not isinstance(approved, bool):

@@ -46,7 +46,7 @@ class OperatorForm(BaseUserCreationForm):
 @require_http_methods(["GET", "POST"])
 def operator_setup(request):
     """Create the first operator account (a superuser) and sign it in: only while no user exists,
-    only from this machine (``chat.operators``); 403 otherwise."""
+    only from this machine, on a loopback-only install (``chat.operators``); 403 otherwise."""
     if not operator_setup_open(request.META):
         return HttpResponseForbidden(render(request, "chat/setup_closed.html").content)
     form = OperatorForm(request.POST or None)

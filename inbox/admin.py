@@ -1,8 +1,10 @@
 """Admin for notification records: filters by status, priority, source and thread; thin actions that
-call one service each (dismiss, archive, deliver now)."""
+call one service each (dismiss, archive, deliver now). Webhook endpoints: a secret is write-only
+(no page renders it; the change form sets a new one)."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 
 from .models import NotificationRecord, WebhookDelivery, WebhookEndpoint
@@ -47,15 +49,53 @@ class NotificationRecordAdmin(admin.ModelAdmin):
         self.message_user(request, f"{count} notification(s) will be delivered {when}.", messages.SUCCESS)
 
 
+class WebhookEndpointForm(forms.ModelForm):
+    """The endpoint without its secret: ``new_secret`` (never filled in) replaces the stored one when
+    given; required for a new endpoint, left empty to keep the secret."""
+
+    new_secret = forms.CharField(
+        label="New secret", required=False, max_length=WebhookEndpoint._meta.get_field("secret").max_length,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="GitHub webhook secret or Slack signing secret. The stored secret is never shown: "
+                  "type a new one to replace it, leave empty to keep it.")
+
+    class Meta:
+        model = WebhookEndpoint
+        exclude = ("secret",)
+
+    def clean_new_secret(self) -> str:
+        secret = self.cleaned_data["new_secret"]
+        if not secret and not self.instance.secret:
+            raise forms.ValidationError("This field is required.", code="required")
+        if secret:
+            self.instance.secret = secret
+        return secret
+
+
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
-    """Endpoints are edited here: source, secret, the agent and the thread routing, priority rules."""
+    """Endpoints are edited here: source, secret, the agent and the thread routing, priority rules.
+    The secret is write-only: pages show whether one is set, and only a user who may change the
+    endpoint gets the field that sets a new one."""
 
-    list_display = ("name", "source", "agent_id", "resource_id", "thread_template", "enabled", "updated_at")
+    form = WebhookEndpointForm
+    list_display = ("name", "source", "agent_id", "resource_id", "thread_template", "secret_status", "enabled",
+                    "updated_at")
     list_filter = ("source", "enabled")
     search_fields = ("name", "agent_id", "resource_id")
-    fields = ("name", "source", "secret", "agent_id", "resource_id", "thread_template", "priority_rules",
-              "mention_name", "enabled")
+    fields = ("name", "source", "secret_status", "new_secret", "agent_id", "resource_id", "thread_template",
+              "priority_rules", "mention_name", "enabled")
+    readonly_fields = ("secret_status",)
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if obj is not None and not self.has_change_permission(request, obj):
+            fields = [name for name in fields if name != "new_secret"]
+        return fields
+
+    @admin.display(description="secret")
+    def secret_status(self, obj: WebhookEndpoint | None) -> str:
+        return "set" if obj is not None and obj.secret else "not set"
 
 
 @admin.register(WebhookDelivery)

@@ -165,7 +165,8 @@ class WebhookEndpoint(models.Model):
 
 class WebhookDelivery(models.Model):
     """One delivery an endpoint received, by the sender's id (``X-GitHub-Delivery``, Slack's
-    ``event_id``): a redelivery of the same id stores nothing more."""
+    ``event_id``) and by the event's own identity in the signed body (``event_key``): a redelivery
+    of the same id, or the same event under another id, stores nothing more."""
 
     class Outcome(models.TextChoices):
         RECEIVED = "received"  # claimed, being turned into a notification
@@ -174,6 +175,9 @@ class WebhookDelivery(models.Model):
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     delivery_id = models.CharField(max_length=255)
+    #: the event's identity read from the signed body (``inbox.webhooks.github.event_key``, Slack's
+    #: ``event_id``); GitHub does not sign the delivery id
+    event_key = models.CharField(max_length=255)
     event = models.CharField(max_length=100)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RECEIVED)
     record_ids = models.JSONField(default=list, blank=True)
@@ -182,7 +186,8 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["-received_at"]
         verbose_name_plural = "webhook deliveries"
-        constraints = [models.UniqueConstraint(fields=["endpoint", "delivery_id"], name="webhook_delivery_once")]
+        constraints = [models.UniqueConstraint(fields=["endpoint", "delivery_id"], name="webhook_delivery_once"),
+                       models.UniqueConstraint(fields=["endpoint", "event_key"], name="webhook_event_once")]
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.delivery_id} ({self.outcome})"

@@ -4,6 +4,7 @@ from django.apps import AppConfig
 class MastraSiteConfig(AppConfig):
     name = "mastra_site"
     label = "mastra_site"
+    verbose_name = "Site"  # the admin's heading of the API tokens (mastra_site.admin)
 
     def ready(self) -> None:
         from django.conf import settings

@@ -12,19 +12,26 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
+from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
 
+
+def http_application(site=None):
+    """HTTP: ``/api/`` through the API's own handler (without the site's sync middleware, but with
+    the site's security policy, ``agents.api.security``), everything else through Django's handler
+    and ``settings.MIDDLEWARE``. Both read their settings when built (tests build one anew)."""
+    return api_first(site or get_asgi_application(), ApiHandler())
+
+
 application = start_with_server(ProtocolTypeRouter({
-    # HTTP API: /api/ through its own handler, without the site's (sync) middleware (agents.api.handler)
-    "http": api_first(django_asgi_app, ApiHandler()),
-    # browser chat UI: session auth, same-origin browsers only (docs/chat.md)
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
+    "http": http_application(django_asgi_app),
+    # browser chat UI: session auth, same-origin (or CSRF_TRUSTED_ORIGINS) browsers only (mastra_site.origins)
+    "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))

@@ -2,7 +2,7 @@
 
 With no environment at all the site runs embedded: a SQLite file, the in-memory channel layer, the
 in-process scheduler and the offline ``local/echo`` model. ``DATABASE_URL`` and ``REDIS_URL`` switch
-to PostgreSQL and Redis (channels-redis and the Celery broker).
+to PostgreSQL and Redis (channels-redis, the Celery broker and the cache that holds the rate counters).
 
 The embedded default is safe on a laptop: it answers only loopback hosts, ``DEBUG`` is on only
 while every allowed host is a loopback one, and without ``SECRET_KEY`` a random key is generated
@@ -159,6 +159,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",  # HTTP API: tokens (manage.py drf_create_token <user>)
     "drf_spectacular",  # HTTP API: OpenAPI schema at /api/schema/
+    "drf_spectacular_sidecar",  # HTTP API: Swagger UI's files for /api/docs/, served by the site (no CDN)
     "channels",
     "agents",
     "inbox",
@@ -237,6 +238,18 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# The default cache holds what every process must agree on: DRF's rate counters
+# (MASTRA_API_SEND_RATE). With REDIS_URL it is Redis, shared by the processes; the key prefix keeps
+# separate deployments (and concurrent test runs) on one Redis apart. Note that Django's
+# ``RedisCache.clear()`` flushes the whole Redis database: delete keys by prefix instead.
+# Without REDIS_URL the site is one process and a per-process cache is the whole truth.
+MASTRA_CACHE_PREFIX = env_str("MASTRA_CACHE_PREFIX", env_str("MASTRA_CHANNEL_PREFIX", "mastra"))
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": MASTRA_CACHE_PREFIX}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Celery: a broker only when REDIS_URL (or CELERY_BROKER_URL) is set; otherwise tasks run eagerly
 # and the in-process scheduler dispatches due notifications.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
@@ -310,6 +323,11 @@ SPECTACULAR_SETTINGS = {
                    "inbox and webhooks. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # the schema and the docs need a signed-in user, as every route does (docs/security.md)
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
 }
@@ -323,6 +341,12 @@ LOGIN_REDIRECT_URL = "chat"
 LOGOUT_REDIRECT_URL = "login"
 MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_SIGNAL_BYTES + 64 * 1024,
                                       minimum=1024, maximum=128 * 1024 * 1024)
+# daphne's own websocket limit (autobahn's, per message and per frame), read by daphne's runserver;
+# the daphne command takes the same number as --websocket-max-message-size/--websocket-max-frame-size
+# (README, Processes). Above the site's frame limit, so that a frame over it is read and answered with
+# frame_too_large (daphne's default, 1 MiB, dropped the connection below the site's limit); bounded,
+# so that a far larger frame is cut by the protocol instead of being buffered.
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = MASTRA_CHAT_MAX_FRAME_BYTES + 64 * 1024
 
 LOGGING = {
     "version": 1,

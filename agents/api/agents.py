@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema
 
 from asgiref.sync import sync_to_async
 
+from agents.model_choice import amodel_choice_check
 from agents.registry import get_mastra
 from agents.runtime.run.ending import RESOURCE_ID_KEY
 from agents.selectors import run_id_taken
@@ -31,9 +32,10 @@ class AgentDetailView(ApiView):
         return json_response(await agent_json(self.agent(agent_id), with_id=False))
 
 
-async def run_arguments(view: ApiView, request) -> tuple:
+async def run_arguments(view: ApiView, request, agent) -> tuple:
     """``(messages, options)`` of a generate or stream body; ``memory`` checked against the caller
-    (its thread's owner, or the caller's own resource for a new thread)."""
+    (its thread's owner, or the caller's own resource for a new thread), the model and connection
+    options against ``agents.model_choice``."""
     body = json_body(request)
     if "messages" not in body:
         raise ApiError("messages is required (a string or a list)", code="invalid_messages")
@@ -62,6 +64,7 @@ async def run_arguments(view: ApiView, request) -> tuple:
             options["memory"] = {**rest, "thread": thread_id, "resource": resource_id}
         elif rest:
             options["memory"] = {**rest, "resource": view.caller.resource(resource_id)}
+    await amodel_choice_check(options, agent=agent, user=request.user)
     return messages, options
 
 
@@ -70,7 +73,7 @@ class GenerateView(ApiView):
                    tags=["agents"])
     async def post(self, request, agent_id: str):
         agent = self.agent(agent_id)
-        messages, options = await run_arguments(self, request)
+        messages, options = await run_arguments(self, request, agent)
         result = await agent.generate(messages, **options)
         return json_response(result.to_dict())
 
@@ -80,7 +83,7 @@ class StreamView(ApiView):
                    tags=["agents"])
     async def post(self, request, agent_id: str):
         agent = self.agent(agent_id)
-        messages, options = await run_arguments(self, request)
+        messages, options = await run_arguments(self, request, agent)
         output = await agent.stream(messages, **options)
         return sse_response(run_events(output.full_stream))
 

@@ -2,9 +2,12 @@
 
 Under ASGI every middleware of ``settings.MIDDLEWARE`` is a sync one: Django runs each of its hooks
 in a worker thread, one round trip per hook, about fifteen per request, and these round trips were
-most of the cost of an API request (``bench/http_api.py``). The API uses none of them: DRF
-authenticates (:class:`agents.api.auth.SessionCookieAuthentication` loads the session and the user
-itself and checks CSRF as DRF does), and the views set the headers they need.
+most of the cost of an API request (``bench/http_api.py``). The API needs none of them as
+middleware: DRF authenticates (:class:`agents.api.auth.SessionCookieAuthentication` loads the session
+and the user itself and checks CSRF as DRF does), and the site's security policy (HTTPS redirect,
+HSTS, nosniff, X-Frame-Options, Referrer-Policy, COOP) is applied by calling the site's own
+``SecurityMiddleware`` and ``XFrameOptionsMiddleware`` hooks in the request's coroutine
+(:mod:`agents.api.security`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from __future__ import annotations
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import convert_exception_to_response
 
+from .security import SecurityPolicy
+
 
 class ApiHandler(ASGIHandler):
-    """``ASGIHandler`` whose middleware chain is the view alone, and whose requests share the
+    """``ASGIHandler`` whose middleware chain is the site's security policy around the view (no
+    worker thread for it, :mod:`agents.api.security`), and whose requests share the
     process's one worker thread for sync work (Django's handler gives each request a thread of its
     own, and with it a database connection of its own: 50 concurrent requests exhausted
     PostgreSQL's connections, and each request paid a new thread and a new connection). The thread
@@ -30,8 +36,19 @@ class ApiHandler(ASGIHandler):
         self._view_middleware = []
         self._template_response_middleware = []
         self._exception_middleware = []
-        self._middleware_chain = convert_exception_to_response(
-            self._get_response_async if is_async else self._get_response)
+        policy = SecurityPolicy()
+        view = convert_exception_to_response(self._get_response_async if is_async else self._get_response)
+
+        # each wrapped as Django wraps a middleware: a view's exception is a response, with the headers
+        if is_async:
+            async def secured(request):
+                refusal = policy.refusal(request)
+                return policy.apply(request, refusal if refusal is not None else await view(request))
+        else:
+            def secured(request):
+                refusal = policy.refusal(request)
+                return policy.apply(request, refusal if refusal is not None else view(request))
+        self._middleware_chain = convert_exception_to_response(secured)
 
 
 def api_first(site, api, prefix: str = "/api/"):

@@ -3,7 +3,11 @@ JSON Schemas, every error as :data:`ERROR`."""
 
 from __future__ import annotations
 
+from django.contrib.auth.views import redirect_to_login
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularSwaggerView
+from rest_framework import exceptions as drf
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -26,6 +30,25 @@ class SessionCookieScheme(OpenApiAuthenticationExtension):
         from django.conf import settings
 
         return {"type": "apiKey", "in": "cookie", "name": settings.SESSION_COOKIE_NAME}
+
+
+class ApiDocsView(SpectacularSwaggerView):
+    """Swagger UI at ``/api/docs/`` (its files served by the site, ``drf-spectacular-sidecar``),
+    for signed-in users only: an anonymous browser is sent to the login page (``LOGIN_URL``, with
+    ``next``) and comes back signed in; the page then reads ``/api/schema/`` with the session. The
+    site's ``Cross-Origin-Opener-Policy`` applies (drf-spectacular opens it up to ``unsafe-none``
+    for OAuth2 pop-ups, which this API does not use)."""
+
+    @extend_schema(exclude=True)
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        del response["Cross-Origin-Opener-Policy"]
+        return response
+
+    def handle_exception(self, exc):
+        if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+            return redirect_to_login(self.request.get_full_path())
+        return super().handle_exception(exc)
 
 
 def body(schema: dict) -> dict:

@@ -7,16 +7,20 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.throttling import ScopedRateThrottle
 
+from agents.model_choice import amodel_choice_check
+
 from . import openapi
 from .base import ApiView, json_response
 from .errors import ApiError
 from .parsing import execution_options, json_body, optional_dict
 from .targets import input_target, thread_target
+from .throttling import SEND_SCOPE
 
 
-def branches(body: dict) -> dict:
+async def branches(body: dict, *, agent, user) -> dict:
     """``if_active`` / ``if_idle`` of a body; the idle branch's stream options as generate options
-    without ``memory`` (the input's thread is the run's memory)."""
+    without ``memory`` (the input's thread is the run's memory), checked by ``agents.model_choice``
+    for ``user`` on ``agent``."""
     if_idle = optional_dict(body, "ifIdle")
     if if_idle is not None and "streamOptions" in if_idle:
         stream = if_idle["streamOptions"]
@@ -24,6 +28,7 @@ def branches(body: dict) -> dict:
             raise ApiError("ifIdle.streamOptions must be an object", code="invalid_stream_options")
         options = execution_options(stream or {})
         options.pop("memory", None)
+        await amodel_choice_check(options, agent=agent, user=user, prefix="ifIdle.streamOptions.")
         if_idle = {**if_idle, "streamOptions": options}
     return {"if_active": optional_dict(body, "ifActive"), "if_idle": if_idle}
 
@@ -32,7 +37,7 @@ class SendView(ApiView):
     """The input routes: ``field`` names the body key of the input, ``method`` the agent method."""
 
     throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "agent-send"
+    throttle_scope = SEND_SCOPE
     field = "message"
     method = "send_message"
 
@@ -41,8 +46,9 @@ class SendView(ApiView):
         body = json_body(request)
         if body.get(self.field) is None:
             raise ApiError(f"{self.field} is required", code=f"missing_{self.field}")
+        if_branches = await branches(body, agent=agent, user=request.user)
         target = await input_target(self.caller, body)
-        result = await getattr(agent, self.method)(body[self.field], **target, **branches(body))
+        result = await getattr(agent, self.method)(body[self.field], **target, **if_branches)
         return json_response(result.to_dict())
 
 
@@ -82,7 +88,7 @@ class StateSignalView(SendView):
 
 class NotificationSignalView(ApiView):
     throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "agent-send"
+    throttle_scope = SEND_SCOPE
 
     @extend_schema(operation_id="agents_send_notification", request=openapi.NOTIFICATION_BODY,
                    responses=openapi.NOTIFICATION_RESULT, tags=["signals"])
@@ -92,9 +98,10 @@ class NotificationSignalView(ApiView):
         notification = body.get("notification")
         if notification is None:
             raise ApiError("notification is required", code="missing_notification")
+        if_idle = (await branches(body, agent=agent, user=request.user))["if_idle"]
         resource_id, thread_id = await thread_target(self.caller, body)
         result = await agent.send_notification_signal(notification, resource_id=resource_id, thread_id=thread_id,
-                                                      if_idle=optional_dict(body, "ifIdle"))
+                                                      if_idle=if_idle)
         if isinstance(result, list):
             return json_response({"results": [r.to_dict() for r in result]})
         return json_response(result.to_dict())

@@ -1,9 +1,10 @@
 """Routes of the HTTP API, mounted at ``/api/`` (DESIGN §5, docs/api.md)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from . import agents, approvals, memory, notifications, signals, threads
+from .openapi import ApiDocsView
 
 agent = "agents/<str:agent_id>"
 
@@ -34,5 +35,5 @@ urlpatterns = [
     path("notifications", notifications.NotificationListView.as_view(), name="api-notifications"),
     path("notifications/<str:record_id>", notifications.NotificationDetailView.as_view(), name="api-notification"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
 ]

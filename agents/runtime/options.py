@@ -11,6 +11,7 @@ from .limits import current_limits
 from .naming import option_dict, snake_case, snake_keys
 from .option_checks import surface_options_check
 from .overrides import validate_versions
+from .tools import Schema
 
 OPTION_NAMES = frozenset({
     "max_steps", "stop_when", "on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish",
@@ -145,6 +146,8 @@ def validate_options(options: dict) -> dict:
             raise AgentConfigError(f"options.structured_output.{name}", "unknown key")
         if "schema" not in structured:
             raise AgentConfigError("options.structured_output.schema", "is required")
+        # compiled now so that a bad schema (a $ref outside it, above all) is refused before the run
+        Schema(structured["schema"], field_name="options.structured_output.schema")
         strategy = structured.get("error_strategy", "strict")
         if strategy not in ("strict", "warn", "fallback"):
             raise AgentConfigError("options.structured_output.error_strategy", "must be 'strict', 'warn' or 'fallback'")

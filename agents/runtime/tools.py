@@ -3,6 +3,11 @@
 A tool's input and output schemas are JSON Schema dicts or pydantic model classes. Input is
 validated before ``execute`` runs; a validation failure becomes a tool error the model sees (the
 run goes on), never an exception out of ``generate()``.
+
+A JSON Schema's ``$ref`` resolves inside the schema only (``#/$defs/...``, an embedded ``$id``, the
+JSON Schema meta-schemas): nothing is ever fetched, and a schema with a reference that does not
+resolve locally is refused when it is compiled (code ``invalid_schema``). A schema may come from a
+caller (``structured_output`` over HTTP), and jsonschema's default would fetch any URL it names.
 """
 
 from __future__ import annotations
@@ -49,8 +54,53 @@ def _is_pydantic_model(schema: Any) -> bool:
     return pydantic is not None and isinstance(schema, type) and issubclass(schema, pydantic.BaseModel)
 
 
+def _refuse_retrieval(uri: str) -> Any:
+    """The registry's ``retrieve``: a reference outside the schema is never fetched."""
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)
+
+
+def _local_registry() -> Any:
+    """An empty registry whose retrieval always fails (jsonschema adds the meta-schemas)."""
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse_retrieval)
+
+
+def _unresolvable_ref(cls: Any, source: dict, registry: Any) -> str | None:
+    """The first ``$ref`` / ``$dynamicRef`` of ``source`` that does not resolve within it (nor to a
+    meta-schema), or None. Walks every subschema with the ``$id`` scope the validator would use."""
+    import referencing
+    import referencing.jsonschema
+    from jsonschema_specifications import REGISTRY as META_SCHEMAS
+    from referencing.exceptions import Unresolvable
+
+    specification = referencing.jsonschema.specification_with(
+        cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect", default=referencing.Specification.OPAQUE)
+    root = specification.create_resource(source)
+    resolver = META_SCHEMAS.combine(registry).resolver_with_root(root)
+    pending = [(root, resolver)]
+    while pending:
+        resource, scope = pending.pop()
+        contents = resource.contents
+        if isinstance(contents, dict):
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = contents.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        scope.lookup(ref)
+                    except Unresolvable:
+                        return ref
+        pending.extend((sub, scope.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
 class Schema:
-    """A JSON Schema dict or a pydantic model, with one ``validate`` and one ``json_schema``."""
+    """A JSON Schema dict or a pydantic model, with one ``validate`` and one ``json_schema``.
+
+    A JSON Schema's references resolve locally only (see the module docstring): a ``$ref`` to
+    anything outside the schema raises :class:`AgentConfigError` with code ``invalid_schema``."""
 
     __slots__ = ("source", "json_schema", "_validator", "_pydantic")
 
@@ -69,8 +119,13 @@ class Schema:
                 cls.check_schema(source)
             except jsonschema.SchemaError as exc:
                 raise AgentConfigError(field_name, f"invalid JSON Schema: {exc.message}") from None
+            registry = _local_registry()
+            ref = _unresolvable_ref(cls, source, registry)
+            if ref is not None:
+                raise AgentConfigError(field_name, f"$ref {ref!r} does not resolve within the schema (references "
+                                                   "are resolved locally only, never fetched)", code="invalid_schema")
             self.json_schema = source
-            self._validator = cls(source)
+            self._validator = cls(source, registry=registry)
         else:
             raise AgentConfigError(field_name, "must be a JSON Schema dict or a pydantic model class")
 
@@ -86,7 +141,12 @@ class Schema:
                     f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}" for err in exc.errors()
                 )
                 raise ToolValidationError(problems) from None
-        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        from referencing.exceptions import Unresolvable
+
+        try:
+            errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        except Unresolvable as exc:  # refused when compiled; kept as a validation error all the same
+            raise ToolValidationError(f"a $ref of the schema does not resolve: {exc}") from None
         if errors:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}" for err in errors

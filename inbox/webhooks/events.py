@@ -18,6 +18,9 @@ class WebhookEvent:
     ignored: str = ""
     #: a reply the sender expects instead of the usual acknowledgement (Slack's url_verification)
     reply: dict | None = None
+    #: the event's own identity, read from the signed body: one delivery per key and endpoint is
+    #: stored (empty: the event is not recorded, e.g. Slack's url_verification)
+    event_key: str = ""
 
 
 def clip(text: str, limit: int = 280) -> str:

@@ -8,12 +8,19 @@
   (created) → ``review-comment``, or ``mention`` when the text names the endpoint's
   ``mention_name``; priority ``medium``;
 - anything else → ignored.
+
+Only the body is signed: ``X-GitHub-Delivery`` and ``X-GitHub-Event`` can be changed by anyone who
+captured a delivery. :func:`event_key` names the event by what the body says (its main object,
+that object's id, the action and the object's time and attempt), so that a replay of the same bytes
+under another delivery id or event name is the same event.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
+import json
 
 from .events import WebhookEvent, clip
 
@@ -82,8 +89,44 @@ def comment_event(event: str, payload: dict, delivery_id: str, mention_name: str
                          "branch": ((target.get("head") or {}).get("ref") or "")})
 
 
+#: the keys of a payload's main object, in the order they are looked for: a review's payload also
+#: holds its pull request, a comment's its issue or pull request
+MAIN_OBJECTS = ("workflow_run", "workflow_job", "check_run", "check_suite", "deployment_status", "review",
+                "comment", "pull_request", "issue", "discussion", "release")
+#: what a comment is on (issue and pull request review comments are counted apart)
+COMMENT_TARGETS = ("issue", "pull_request", "discussion")
+#: the longest key stored as it is; a longer one is stored as its hash
+MAX_EVENT_KEY = 255
+
+
+def event_key(payload: dict) -> str:
+    """The identity of the event in a delivery's (signed) body, whatever its headers say:
+    ``<object>:<id>:<action>:<time>:<attempt>``, where the object is the first of
+    :data:`MAIN_OBJECTS` in the payload (a comment qualified by what it is on), ``time`` its
+    ``updated_at`` (else ``submitted_at``, ``completed_at``) and ``attempt`` its ``run_attempt``.
+    Time and attempt tell the genuine repeats of one object apart (a check suite completed again
+    after a re-run, a workflow run's next attempt). A payload without such an object is named by
+    the hash of its content. The same bytes always give the same key."""
+    for name in MAIN_OBJECTS:
+        item = payload.get(name)
+        if isinstance(item, dict) and isinstance(item.get("id"), (int, str)) and str(item["id"]):
+            if name == "comment":
+                name += next((f"@{target}" for target in COMMENT_TARGETS if target in payload), "")
+            when = item.get("updated_at") or item.get("submitted_at") or item.get("completed_at") or ""
+            attempt = item.get("run_attempt")
+            key = f"{name}:{item['id']}:{payload.get('action') or ''}:{when}:{'' if attempt is None else attempt}"
+            return key if len(key) <= MAX_EVENT_KEY else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def github_event(event: str, payload: dict, delivery_id: str, *, mention_name: str = "") -> WebhookEvent:
-    """The notification (or the reason to ignore it) of one GitHub delivery."""
+    """The notification (or the reason to ignore it) of one GitHub delivery, with its
+    :func:`event_key`."""
+    return dataclasses.replace(event_of(event, payload, delivery_id, mention_name), event_key=event_key(payload))
+
+
+def event_of(event: str, payload: dict, delivery_id: str, mention_name: str) -> WebhookEvent:
     if event == "ping":
         return WebhookEvent(event, delivery_id, ignored="ping", reply={"ok": True, "zen": payload.get("zen", "")})
     if event in CI_EVENTS:

@@ -1,4 +1,4 @@
-"""Deliveries of a webhook endpoint: find the endpoint, claim a delivery id once, and send the
+"""Deliveries of a webhook endpoint: find the endpoint, claim a delivery id and an event once, and send the
 event's notification to the endpoint's agent (``send_notification_signal``, which creates the
 thread through the thread store and stores the record)."""
 
@@ -24,11 +24,15 @@ def webhook_endpoint_get(*, source: str, name: str) -> WebhookEndpoint | None:
     return WebhookEndpoint.objects.filter(source=source, name=name, enabled=True).first()
 
 
-def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event: str) -> bool:
-    """Record the delivery; False when this id was received before (a redelivery or a retry)."""
+def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event_key: str, event: str) -> bool:
+    """Record the delivery; False when this delivery id or this event (``event_key``, read from the
+    signed body) was received before: a redelivery, a retry, or a replay of a captured body under
+    another delivery id or event name. The unique constraints decide, so two processes receiving
+    the same event at once claim it once."""
     try:
         with transaction.atomic():
-            WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=delivery_id[:255], event=event[:100])
+            WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=delivery_id[:255], event_key=event_key,
+                                           event=event[:100])
     except IntegrityError:
         return False
     return True

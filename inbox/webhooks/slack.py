@@ -7,11 +7,14 @@ become notifications.
   edit) → kind ``direct-message``, priority ``medium``;
 - anything else → ignored.
 
-A request whose timestamp is more than five minutes from now is refused (a replay).
+A request whose timestamp is more than five minutes from now is refused (a replay). Within the five
+minutes, a replay (or a retry) carries the same ``event_id`` (in the signed body): the event's key,
+stored once per endpoint. An ``event_callback`` without an ``event_id`` is refused by the view.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import time
@@ -48,7 +51,13 @@ verifier = SlackVerifier()
 
 
 def slack_event(payload: dict) -> WebhookEvent:
-    """The notification (or the reason to ignore it) of one Slack Events API request."""
+    """The notification (or the reason to ignore it) of one Slack Events API request; its key is
+    its ``event_id`` (none for a request without one, such as ``url_verification``)."""
+    event = event_of(payload)
+    return dataclasses.replace(event, event_key=f"event_id:{event.delivery_id}" if event.delivery_id else "")
+
+
+def event_of(payload: dict) -> WebhookEvent:
     kind = payload.get("type")
     if kind == "url_verification":
         return WebhookEvent("url_verification", "", ignored="url_verification",

@@ -1,6 +1,8 @@
 """``POST /api/webhooks/github/<name>`` and ``/api/webhooks/slack/<name>``: signature first (401,
-nothing stored), then once per delivery id (a redelivery answers 200 and stores nothing), then the
-notification (200) or the reason it was ignored (202, logged)."""
+nothing stored), then the sender's id (GitHub's ``X-GitHub-Delivery``, the ``event_id`` of a Slack
+event: 400 without it), then once per delivery id and once per event (a redelivery, or a replay of
+the signed body under another delivery id or event name, answers 200 ``duplicate`` and stores
+nothing), then the notification (200) or the reason it was ignored (202, logged)."""
 
 from __future__ import annotations
 
@@ -46,25 +48,27 @@ class WebhookView(ApiView):
         event = self.event(endpoint, request, json_object(raw))
         if event.reply is not None and event.notification is None:
             return json_response(event.reply)
-        claimed = True
-        if event.delivery_id:
-            claimed = await sync_to_async(webhook_delivery_claim)(endpoint=endpoint, delivery_id=event.delivery_id,
-                                                                  event=event.event)
-        if not claimed:
+        # the view's subclass refused a request without the sender's id, so an event with a
+        # notification always has a key (and is recorded)
+        recorded = bool(event.event_key)
+        if recorded and not await sync_to_async(webhook_delivery_claim)(
+                endpoint=endpoint, delivery_id=event.delivery_id, event_key=event.event_key, event=event.event):
+            logger.info("%s webhook %s: delivery %s (%s) is a duplicate", self.source, name, event.delivery_id,
+                        event.event_key)
             return json_response({"ok": True, "status": "duplicate", "deliveryId": event.delivery_id})
         if event.notification is None:
             logger.info("%s webhook %s ignored %s: %s", self.source, name, event.event, event.ignored)
-            if event.delivery_id:
+            if recorded:
                 await sync_to_async(webhook_delivery_finish)(endpoint=endpoint, delivery_id=event.delivery_id,
                                                              outcome="ignored")
             return json_response({"ok": True, "status": "ignored", "reason": event.ignored}, status=202)
         try:
             stored = await webhook_notify(endpoint, event)
         except BaseException:
-            if event.delivery_id:
+            if recorded:
                 await sync_to_async(webhook_delivery_release)(endpoint=endpoint, delivery_id=event.delivery_id)
             raise
-        if event.delivery_id:
+        if recorded:
             await sync_to_async(webhook_delivery_finish)(endpoint=endpoint, delivery_id=event.delivery_id,
                                                          outcome="stored", record_ids=[stored["recordId"]])
         return json_response({"ok": True, "status": "stored", **stored})
@@ -86,8 +90,10 @@ class GitHubWebhookView(WebhookView):
         name = request.META.get("HTTP_X_GITHUB_EVENT") or ""
         if not name:
             raise ApiError("X-GitHub-Event is missing", code="missing_event")
-        return github.github_event(name, payload, request.META.get("HTTP_X_GITHUB_DELIVERY") or "",
-                                   mention_name=endpoint.mention_name)
+        delivery_id = (request.META.get("HTTP_X_GITHUB_DELIVERY") or "").strip()
+        if not delivery_id:
+            raise ApiError("X-GitHub-Delivery is missing", code="missing_delivery_id")
+        return github.github_event(name, payload, delivery_id, mention_name=endpoint.mention_name)
 
     @extend_schema(operation_id="webhooks_github", request=WEBHOOK_BODY, responses=WEBHOOK_REPLY, tags=["webhooks"],
                    auth=[])
@@ -103,6 +109,8 @@ class SlackWebhookView(WebhookView):
                                       request.META.get("HTTP_X_SLACK_SIGNATURE"))
 
     def event(self, endpoint, request, payload: dict):
+        if payload.get("type") == "event_callback" and not payload.get("event_id"):
+            raise ApiError("an event_callback without an event_id", code="missing_event_id")
         return slack.slack_event(payload)
 
     @extend_schema(operation_id="webhooks_slack", request=WEBHOOK_BODY, responses=WEBHOOK_REPLY, tags=["webhooks"],

@@ -13,7 +13,10 @@ from tests.chat import site
 def chat_site(settings, monkeypatch):
     """Point the site at ``tests.chat.site``; yields a function that replaces its agents
     (``use(model=...)``) and returns the new Mastra."""
+    from django.core.cache import cache
+
     settings.MASTRA = "tests.chat.site:mastra"
+    cache.clear()  # the send rate's counters (agents.api.throttling)
 
     def use(**kwargs) -> Mastra:
         monkeypatch.setattr(site, "mastra", Mastra(agents=site.build_agents(**kwargs)))

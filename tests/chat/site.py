@@ -34,13 +34,13 @@ delete_tool = create_tool(id="delete-file", description="Delete a file (needs an
 notify_tool = create_tool(id="notify", description="File a notification into this thread.", execute=notify)
 
 
-def build_agents(*, model=None) -> dict[str, Agent]:
+def build_agents(*, model=None, caller_models=None) -> dict[str, Agent]:
     delay = int(os.environ.get("MASTRA_TEST_ECHO_DELAY_MS", "0"))
     chunk = int(os.environ.get("MASTRA_TEST_ECHO_CHUNK", "0"))
     bot = Agent(id="chat-bot", name="Chat Bot", description="Echoes what it is told.",
                 instructions="You are a test agent.",
                 model=model if model is not None else {"id": "local/echo", "delay_ms": delay, "chunk_size": chunk},
-                tools={"delete-file": delete_tool, "notify": notify_tool}, memory=Memory())
+                tools={"delete-file": delete_tool, "notify": notify_tool}, memory=Memory(), caller_models=caller_models)
     helper = Agent(id="helper", name="Another Helper", instructions="You help.", model="local/echo", memory=Memory())
     plain = Agent(id="no-memory", name="No Memory", instructions="Stateless.", model="local/echo")
     return {"chat-bot": bot, "helper": helper, "no-memory": plain}

@@ -399,6 +399,77 @@ async def test_an_oversize_message_gets_an_error_frame_and_stores_nothing(chat_s
     assert await sync_to_async(ThreadInput.objects.count)() == 0
 
 
+# -- who may pick a model (docs/security.md) -----------------------------------------------------
+@pytest.fixture
+def capture(monkeypatch):
+    """A local HTTP server that records every request; provider keys set, no base URL."""
+    from tests.runtime.providers.wire import WireServer, isolate_env, json_reply
+
+    isolate_env(monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-key-000000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-anthropic-key-000000")
+    with WireServer().reply(json_reply(400, {"error": {"message": "captured"}})) as server:
+        yield server
+
+
+@pytest.mark.parametrize("kind", ["send-message", "queue-message"])
+@pytest.mark.parametrize("provider", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"])
+async def test_a_frame_may_not_set_a_model_connection(chat_site, alice, capture, kind, provider):
+    chat_site(caller_models=[provider])
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": kind, "message": "hi", "model": {"id": provider, "baseURL": capture.url}})
+    assert await comm.receive_json_from() == {
+        "type": "error", "code": "model_connection_forbidden",
+        "message": "model.baseURL: a request may not set a model connection (base URL, headers, keys); "
+                   "name a model by its id, e.g. 'openai/gpt-4o'"}
+    assert await comm.receive_nothing()
+    await comm.disconnect()
+    assert capture.requests == []
+    assert await sync_to_async(ThreadInput.objects.count)() == 0
+
+
+async def test_a_frame_may_name_only_a_model_the_agent_allows(chat_site, alice, capture):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "hi", "model": "openai/gpt-4o"})
+    assert await comm.receive_json_from() == {
+        "type": "error", "code": "model_forbidden",
+        "message": "model: agent 'chat-bot' does not let callers choose the model 'openai/gpt-4o'"}
+    await send(comm, {"type": "send-message", "message": "hi", "model": {"id": "local/echo"}})
+    assert (await comm.receive_json_from())["code"] == "invalid_model"
+    assert await comm.receive_nothing()
+    await comm.disconnect()
+    assert capture.requests == []
+    assert await sync_to_async(ThreadInput.objects.count)() == 0
+
+
+async def test_a_frame_naming_an_allowed_model_runs_with_it(chat_site, alice, capture):
+    chat_site(caller_models=["local/echo"])
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "hi", "model": "local/echo"})
+    frames = await frames_until(comm, run_ended)
+    assert next(f for f in frames if f["type"] == "accepted")["action"] == "wake"
+    assert "".join(f["payload"]["text"] for f in frames if f["type"] == "text-delta") == "echo: hi"
+    await wait_idle("alice", "t1")
+    await comm.disconnect()
+
+
+async def test_staff_with_the_permission_may_pick_any_model_on_the_socket(chat_site, staff, capture):
+    from django.contrib.auth.models import Permission
+
+    permission = await sync_to_async(Permission.objects.get)(codename="choose_any_model")
+    await sync_to_async(staff.user_permissions.add)(permission)
+    comm = await open_socket(staff)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "hi", "model": "local/echo"})
+    frames = await frames_until(comm, run_ended)
+    assert frames[-1]["type"] == "finish"
+    await wait_idle("olga", "t1")
+    await comm.disconnect()
+
+
 async def test_an_approval_continues_the_run_with_its_own_agent_after_switching_agents(chat_site, alice):
     comm = await open_socket(alice)
     await comm.receive_json_from()

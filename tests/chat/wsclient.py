@@ -21,13 +21,20 @@ def session_cookie(user) -> str:
 
 
 async def open_socket(user=None, *, agent: str = "chat-bot", thread: str = "t1", query: str = "",
-                      origin: bytes = b"http://testserver") -> WebsocketCommunicator:
-    """A connected communicator (``connected`` False when the handshake was refused)."""
+                      origin: bytes | None = b"http://testserver", host: bytes = b"testserver",
+                      cookie: str | None = None, headers: list | None = None) -> WebsocketCommunicator:
+    """A connected communicator (``connected`` False when the handshake was refused): signed in
+    as ``user`` (a fresh session) or with the session ``cookie``; no Origin header when ``origin``
+    is None."""
     from mastra_site.asgi import application
 
-    headers = [(b"origin", origin)]
-    if user is not None:
-        headers.append((b"cookie", f"sessionid={await session_cookie(user)}".encode()))
+    headers = [(b"host", host), *(headers or [])]
+    if origin is not None:
+        headers.append((b"origin", origin))
+    if user is not None and cookie is None:
+        cookie = await session_cookie(user)
+    if cookie is not None:
+        headers.append((b"cookie", f"sessionid={cookie}".encode()))
     path = f"/ws/agents/{agent}/threads/{thread}/" + (f"?{query}" if query else "")
     comm = WebsocketCommunicator(application, path, headers=headers)
     comm.connected, _ = await comm.connect(timeout=TIMEOUT)

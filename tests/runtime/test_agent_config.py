@@ -569,3 +569,24 @@ async def test_clear_editor_overrides_restores_the_code_definition():
     agent.clear_editor_overrides()
     await agent.generate("hi")
     assert sys_of(model.requests[0]) == [{"role": "system", "content": "Old."}]
+
+
+# -- caller_models: the model ids a caller over HTTP or the websocket may pick ----------------------
+def test_caller_models_default_to_none_and_keep_their_order():
+    assert Agent(id="a", instructions="i", model="local/echo").caller_models == ()
+    agent = Agent(id="a", instructions="i", model="local/echo", caller_models=["openai/gpt-4o-mini", "local/echo"])
+    assert agent.caller_models == ("openai/gpt-4o-mini", "local/echo")
+
+
+@pytest.mark.parametrize("value,message", [
+    ("openai/gpt-4o", "caller_models: must be a list of model ids ('provider/model' strings)"),
+    (["gpt-4o"], "caller_models[0]: 'gpt-4o' is not a model id; expected 'provider/model', e.g. 'openai/gpt-4o' "
+                 "(known providers: anthropic, google, local, openai)"),
+    ([{"id": "openai/gpt-4o", "baseURL": "http://x"}], "caller_models[0]: a model id must be a string "
+     "'provider/model', not dict {'id': 'openai/gpt-4o', 'baseURL': 'http://x'} (known providers: anthropic, google, "
+     "local, openai)"),
+])
+def test_caller_models_are_model_id_strings(value, message):
+    with pytest.raises(AgentConfigError) as caught:
+        Agent(id="a", instructions="i", model="local/echo", caller_models=value)
+    assert caught.value.code == "agent_config_error" and str(caught.value) == message

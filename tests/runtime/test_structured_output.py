@@ -7,6 +7,7 @@ import pytest
 
 from agents.runtime import Agent, AgentConfigError, StructuredOutputError, create_tool
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
+from agents.runtime.tools import Schema
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "temp": {"type": "integer"}},
           "required": ["city", "temp"]}
@@ -197,3 +198,54 @@ async def test_invalid_structured_output_names_the_field(structured, field):
     with pytest.raises(AgentConfigError) as info:
         await agent_for(ScriptedModel([])).generate("hi", structured_output=structured)
     assert info.value.field == field
+
+
+# -- $ref resolves inside the schema only (docs/security.md, "Who may pick a model") --------------
+@pytest.fixture
+def schema_host(monkeypatch):
+    """A local HTTP server that would serve a schema; records every request."""
+    from tests.runtime.providers.wire import WireServer, isolate_env, json_reply
+
+    isolate_env(monkeypatch)
+    with WireServer().reply(json_reply(200, {"type": "string"})) as server:
+        yield server
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("ref", ["{url}/word.json", "word.json", "#/$defs/missing"])
+async def test_a_ref_outside_the_schema_is_refused_and_never_fetched(schema_host, ref):
+    schema = {"type": "object", "properties": {"city": {"$ref": ref.format(url=schema_host.url)}}}
+    model = ScriptedModel([text_step('{"city": "Lagos"}')])
+    with pytest.raises(AgentConfigError) as caught:
+        await agent_for(model).generate("Weather?", structured_output={"schema": schema})
+    assert caught.value.code == "invalid_schema"
+    assert caught.value.field == "options.structured_output.schema"
+    assert schema_host.requests == [] and model.requests == []
+
+
+def test_a_remote_ref_in_a_tool_schema_is_refused_when_the_tool_is_made(schema_host):
+    with pytest.raises(AgentConfigError) as caught:
+        create_tool(id="t", description="d", execute=lambda input: input,
+                    input_schema={"type": "object", "properties": {"a": {"$ref": f"{schema_host.url}/a.json"}}})
+    assert caught.value.code == "invalid_schema"
+    assert schema_host.requests == []
+
+
+@pytest.mark.asyncio
+async def test_local_refs_resolve_in_the_validation():
+    schema = {"type": "object", "properties": {"city": {"$ref": "#/$defs/city"}, "temp": {"$ref": "#/$defs/temp"}},
+              "required": ["city", "temp"], "$defs": {"city": {"type": "string"}, "temp": {"type": "integer"}}}
+    good = await agent_for(ScriptedModel([text_step('{"city": "Lagos", "temp": 31}')])).generate(
+        "Weather?", structured_output={"schema": schema})
+    assert good.object == {"city": "Lagos", "temp": 31}
+    bad = await agent_for(ScriptedModel([text_step('{"city": "Lagos", "temp": "hot"}')])).generate(
+        "Weather?", structured_output={"schema": schema})
+    assert str(bad.error) == "structured output does not match the schema: temp: 'hot' is not of type 'integer'"
+
+
+def test_an_embedded_id_and_the_meta_schemas_resolve_locally():
+    schema = {"$id": "https://example.test/root.json", "type": "object",
+              "properties": {"city": {"$ref": "city.json"}, "any": {"$ref": "https://json-schema.org/draft/2020-12/schema"}},
+              "$defs": {"city": {"$id": "city.json", "type": "string"}}}
+    compiled = Schema(schema, field_name="s")
+    assert compiled.validate({"city": "Lagos", "any": {"type": "string"}}) == {"city": "Lagos", "any": {"type": "string"}}

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgentConfigError
+from ..providers.router import parse_model_id
 from ..tools import Tool
 
 EDITOR_KEYS = ("instructions", "tools")
 #: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
 AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
                  "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
-                 "request_context_schema", "notifications", "editor")
+                 "request_context_schema", "notifications", "editor", "caller_models")
 
 # -- the rest of Mastra's Agent surface (scorers, mastra) --
 AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows")
@@ -34,6 +35,18 @@ def validate_editor(editor: Any) -> Any:
     return editor
 
 
+def check_caller_models(value: Any) -> tuple[str, ...]:
+    """``caller_models``: the model ids (``"provider/model"`` strings) a caller over HTTP or the chat
+    websocket may pick for a run of this agent; None or empty: none. Returned as a tuple."""
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise AgentConfigError("caller_models", "must be a list of model ids ('provider/model' strings)")
+    for index, model_id in enumerate(value):
+        parse_model_id(model_id, field=f"caller_models[{index}]")
+    return tuple(value)
+
+
 def check_tools(tools: Any, field: str) -> dict[str, Tool]:
     """``tools`` when it is a dict of named :class:`Tool`; raises :class:`AgentConfigError` naming ``field``."""
     if not isinstance(tools, dict):
@@ -46,4 +59,4 @@ def check_tools(tools: Any, field: str) -> dict[str, Tool]:
     return tools
 
 
-__all__ = ["AGENT_OPTIONS", "EDITOR_KEYS", "check_tools", "validate_editor"]
+__all__ = ["AGENT_OPTIONS", "EDITOR_KEYS", "check_caller_models", "check_tools", "validate_editor"]

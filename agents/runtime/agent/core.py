@@ -29,7 +29,7 @@ from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
 from .approvals import resume_output
 from .building import noop, options_merge, run_build, run_execute
-from .config import AGENT_OPTIONS, check_tools, validate_editor
+from .config import AGENT_OPTIONS, check_caller_models, check_tools, validate_editor
 from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
                          thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
@@ -44,7 +44,7 @@ class Agent:
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
                  scorers: Any = None, mastra: Any = None, transform: dict | None = None, workflows: Any = None,
-                 **unknown: Any):
+                 caller_models: Any = None, **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -71,6 +71,8 @@ class Agent:
         elif not callable(model) and not hasattr(model, "stream"):
             raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model or a callable")
         self.model = model
+        #: the model ids a caller over HTTP or the websocket may pick (agents.model_choice); none by default
+        self.caller_models = check_caller_models(caller_models)
         if tools is not None and not callable(tools):
             check_tools(tools, "tools")
         self._tools = tools or {}

@@ -17,13 +17,32 @@ from agents.runtime.threads import get_thread_runtime
 SITE = "tests.agents.api.site:mastra"
 
 
-@pytest.fixture(autouse=True)
-def api_site(settings):
+def clear_rate_counters() -> None:
+    """Forget the send routes' rate counters. On Redis only this run's keys (its prefix): Django's
+    ``RedisCache.clear()`` would flush the whole database, other runs' channels and counters too."""
+    from django.conf import settings
     from django.core.cache import cache
 
+    config = settings.CACHES["default"]
+    if not config["BACKEND"].endswith(".RedisCache"):
+        cache.clear()
+        return
+    import redis
+
+    client = redis.Redis.from_url(config["LOCATION"])
+    try:
+        keys = list(client.scan_iter(cache.make_key("throttle_*")))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest.fixture(autouse=True)
+def api_site(settings):
     settings.MASTRA = SITE
     get_mastra.cache_clear()
-    cache.clear()  # the send routes' rate counters
+    clear_rate_counters()
     yield
     get_mastra.cache_clear()
 

@@ -36,7 +36,7 @@ async def test_a_token_signs_in(alice: Api):
     headers = dict(response["headers"])
     assert headers[b"Content-Type"] == b"application/json"
     assert int(headers[b"Content-Length"]) == len(response["body"])
-    assert b"X-Frame-Options" not in headers  # no site middleware on the way
+    assert headers[b"X-Frame-Options"] == b"DENY"  # the site's policy, without its middleware chain
 
 
 async def test_the_admins_session_signs_in_and_posts_need_the_csrf_token(alice: Api):

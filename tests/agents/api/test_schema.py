@@ -5,6 +5,7 @@ import json
 import urllib.request
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from tests.agents.api.live import live_server, user_token
 
@@ -34,6 +35,7 @@ def operations(schema: dict) -> set[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_schema_and_the_docs_list_every_route(client):
+    client.force_login(get_user_model().objects.create_user("reader"))
     response = client.get("/api/schema/", {"format": "json"})
     assert response.status_code == 200
     schema = json.loads(response.content)
@@ -53,7 +55,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_mismatch(db_url_for_su
 
     token = user_token("fuzz")
     with live_server(db_url_for_subprocess, tmp_path / "daphne.out", MASTRA_API_SEND_RATE="100000/min") as base:
-        with urllib.request.urlopen(f"{base}/api/schema/?format=json") as reply:
+        request = urllib.request.Request(f"{base}/api/schema/?format=json", headers={"Authorization": f"Token {token}"})
+        with urllib.request.urlopen(request) as reply:
             raw = json.loads(reply.read())
         schema = schemathesis.openapi.from_dict(raw)
         headers = {"Authorization": f"Token {token}"}

@@ -182,3 +182,110 @@ async def test_the_signature_check_needs_a_secret():
     body = b"{}"
     assert github.signature_valid(SECRET, body, github_signature(body))
     assert not github.signature_valid("", body, github_signature(body, ""))
+
+
+# Replays. Only the body is signed: X-GitHub-Delivery and X-GitHub-Event can be changed by whoever
+# captured a delivery, so an event is stored once per its own identity in the body.
+
+def edited(name: str, **changes) -> bytes:
+    """A fixture body with ``changes`` made to its main object (a genuinely different event)."""
+    payload = json.loads(fixture_bytes("github", name))
+    main = next(key for key in ("workflow_run", "comment") if key in payload)
+    payload[main].update(changes)
+    return json.dumps(payload).encode()
+
+
+async def test_a_delivery_without_a_delivery_id_is_400_and_stores_nothing(github_endpoint):
+    body = fixture_bytes("github", "workflow_run_failure")
+    response = await post(URL, body, {"X-GitHub-Event": "workflow_run", "X-Hub-Signature-256": github_signature(body)})
+    assert response.status_code == 400
+    assert reply(response)["code"] == "missing_delivery_id"
+    assert await records() == [] and await WebhookDelivery.objects.acount() == 0
+
+
+async def test_a_replay_under_a_new_delivery_id_is_a_duplicate(github_endpoint):
+    body = fixture_bytes("github", "workflow_run_failure")
+    assert reply(await deliver("workflow_run", body, "d1"))["status"] == "stored"
+    for delivery in ("d2", "d3", "d4"):
+        again = await deliver("workflow_run", body, delivery)
+        assert again.status_code == 200
+        assert reply(again) == {"ok": True, "status": "duplicate", "deliveryId": delivery}
+    assert len(await records()) == 1
+    assert [d.delivery_id async for d in WebhookDelivery.objects.all()] == ["d1"]
+
+
+async def test_a_replay_without_a_delivery_id_stores_nothing(github_endpoint):
+    body = fixture_bytes("github", "issue_comment_created")
+    assert reply(await deliver("issue_comment", body, "d1"))["status"] == "stored"
+    for _ in range(3):
+        again = await post(URL, body, {"X-GitHub-Event": "issue_comment", "X-Hub-Signature-256": github_signature(body)})
+        assert again.status_code == 400 and reply(again)["code"] == "missing_delivery_id"
+    assert len(await records()) == 1 and await WebhookDelivery.objects.acount() == 1
+
+
+@pytest.mark.parametrize(("fixture", "event", "other_events"), [
+    ("issue_comment_created", "issue_comment", ["pull_request_review_comment", "pull_request_review", "check_run"]),
+    ("workflow_run_failure", "workflow_run", ["check_suite", "check_run", "issue_comment"]),
+])
+async def test_a_replay_under_another_event_header_is_a_duplicate(github_endpoint, fixture, event, other_events):
+    body = fixture_bytes("github", fixture)
+    assert reply(await deliver(event, body, "d1"))["status"] == "stored"
+    for number, other in enumerate(other_events, start=2):
+        again = await deliver(other, body, f"d{number}")
+        assert again.status_code == 200 and reply(again)["status"] == "duplicate"
+    assert len(await records()) == 1
+    assert [(d.delivery_id, d.event) async for d in WebhookDelivery.objects.all()] == [("d1", event)]
+
+
+async def test_genuinely_different_events_are_stored_each(github_endpoint):
+    # another comment; and a re-run of the same workflow run (GitHub keeps the run's id, bumps
+    # run_attempt and updated_at)
+    await deliver("issue_comment", fixture_bytes("github", "issue_comment_created"), "d1")
+    await deliver("issue_comment", edited("issue_comment_created", id=492700401), "d2")
+    await deliver("workflow_run", fixture_bytes("github", "workflow_run_failure"), "d3")
+    rerun = edited("workflow_run_failure", run_attempt=2, updated_at="2026-11-30T21:02:10Z")
+    assert reply(await deliver("workflow_run", rerun, "d4"))["status"] == "stored"
+    assert await WebhookDelivery.objects.filter(outcome="stored").acount() == 4
+    assert [r.kind for r in await records()] == ["review-comment", "review-comment", "ci-status", "ci-status"]
+
+
+async def test_an_ignored_event_is_recorded_once_too(github_endpoint):
+    body = json.dumps({"ref": "refs/heads/main", "after": "acb5820"}).encode()
+    assert (await deliver("push", body, "d1")).status_code == 202
+    again = await deliver("push", body, "d2")
+    assert again.status_code == 200 and reply(again)["status"] == "duplicate"
+    assert await WebhookDelivery.objects.acount() == 1
+
+
+def test_the_event_key_is_the_identity_in_the_body():
+    from inbox.webhooks.github import event_key
+
+    run = json.loads(fixture_bytes("github", "workflow_run_failure"))
+    assert event_key(run) == "workflow_run:30433642:completed:2026-11-30T20:43:21Z:1"
+    rerun = {**run, "workflow_run": {**run["workflow_run"], "run_attempt": 2}}
+    assert event_key(rerun) != event_key(run)
+    assert event_key({**run, "action": "in_progress"}) != event_key(run)
+    issue_comment = json.loads(fixture_bytes("github", "issue_comment_created"))
+    review_comment = json.loads(fixture_bytes("github", "pull_request_review_comment_created"))
+    assert event_key(issue_comment) == "comment@issue:492700400:created::"
+    assert event_key(review_comment) == "comment@pull_request:284312630:created::"
+    review = json.loads(fixture_bytes("github", "pull_request_review_submitted"))
+    assert event_key(review) == "review:237895671:submitted:2026-11-30T18:30:32Z:"
+    # no object with an id: the body itself (the same bytes parse to the same key)
+    push = {"ref": "refs/heads/main", "after": "acb5820"}
+    assert event_key(push).startswith("sha256:") and event_key(push) == event_key(dict(reversed(push.items())))
+    assert event_key({**push, "after": "ffff"}) != event_key(push)
+
+
+async def test_the_claim_is_decided_by_the_database(github_endpoint):
+    from asgiref.sync import sync_to_async
+
+    from inbox.webhooks.services import webhook_delivery_claim
+
+    claim = sync_to_async(webhook_delivery_claim)
+    assert await claim(endpoint=github_endpoint, delivery_id="d1", event_key="comment@issue:1:created::", event="x")
+    # another delivery id, the same event; the same delivery id, another event
+    assert not await claim(endpoint=github_endpoint, delivery_id="d2", event_key="comment@issue:1:created::", event="x")
+    assert not await claim(endpoint=github_endpoint, delivery_id="d1", event_key="comment@issue:2:created::", event="x")
+    assert await claim(endpoint=github_endpoint, delivery_id="d2", event_key="comment@issue:2:created::", event="x")
+    assert await WebhookDelivery.objects.acount() == 2

@@ -1,6 +1,7 @@
 """Slack deliveries: v0 signature with a fresh timestamp, url_verification, app mentions (high) and
 direct messages (medium), event ids and retries stored once, other events ignored."""
 
+import json
 import time
 
 import pytest
@@ -88,3 +89,23 @@ async def test_the_verifier_takes_an_injected_clock():
     assert checker.problem(SECRET, body, str(ts), slack_signature(body, ts)) == (
         "the request timestamp is more than five minutes old")
     assert verifier.problem(SECRET, body, "soon", "v0=x") == "bad timestamp"
+
+
+async def test_a_replay_of_a_signed_request_is_a_duplicate(slack_endpoint):
+    # Slack signs the timestamp with the body and its event_id is in the body: a replay within
+    # the five minutes is the same event
+    body, now = fixture_bytes("slack", "app_mention"), int(time.time())
+    assert reply(await deliver(body, timestamp=now))["status"] == "stored"
+    again = await deliver(body, timestamp=now)
+    assert again.status_code == 200 and reply(again) == {"ok": True, "status": "duplicate", "deliveryId": "Ev123ABC456"}
+    assert len(await records()) == 1 and await WebhookDelivery.objects.acount() == 1
+
+
+async def test_an_event_callback_without_an_event_id_is_400_and_stores_nothing(slack_endpoint):
+    payload = json.loads(fixture_bytes("slack", "app_mention"))
+    del payload["event_id"]
+    body = json.dumps(payload).encode()
+    for _ in range(2):
+        response = await deliver(body)
+        assert response.status_code == 400 and reply(response)["code"] == "missing_event_id"
+    assert await records() == [] and await WebhookDelivery.objects.acount() == 0

@@ -129,8 +129,8 @@ class WireServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw
-                reply = server._next_reply(Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                    body))
+                reply = server._next_reply(Recorded(self.command, self.path,
+                                                    {k.lower(): v for k, v in self.headers.items()}, body))
                 if reply.events is None:
                     payload = reply.body or b""
                     self.send_response(reply.status)
@@ -161,6 +161,8 @@ class WireServer:
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client hung up (an abort): nothing left to send
+
+            do_GET = do_POST  # recorded and answered alike (a fetched schema, a probe)
 
         return Handler
 

@@ -38,7 +38,7 @@ def keys_backward(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("agents", "0004_scores_traces"),
+        ("agents", "0005_choose_any_model"),
         ("inbox", "0004_webhook_delivery_plural"),
     ]
 

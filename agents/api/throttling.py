@@ -1,0 +1,38 @@
+"""The per-user rate of everything that sends into a thread (``MASTRA_API_SEND_RATE``): the HTTP
+send routes (DRF's ``ScopedRateThrottle``, scope :data:`SEND_SCOPE`) and the chat websocket's
+``send-message`` / ``queue-message`` frames count against one bucket per user, the throttle's own
+cache key (``throttle_agent-send_<user pk>`` in the default cache)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from rest_framework.exceptions import Throttled
+from rest_framework.throttling import ScopedRateThrottle
+
+from agents.runtime.errors import MastraError
+
+#: the throttle scope of the send routes (``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``)
+SEND_SCOPE = "agent-send"
+
+
+class SendRateExceeded(MastraError):
+    """A send over the user's rate: the HTTP 429's code and message; ``wait`` the seconds until
+    the next send is allowed (None when the throttle cannot tell)."""
+
+    code = "throttled"
+
+    def __init__(self, wait: float | None):
+        super().__init__(str(Throttled(wait).detail))
+        self.wait = wait
+
+
+def send_rate_count(user) -> None:
+    """Count one send of the signed-in ``user`` against the send routes' bucket, exactly as DRF's
+    throttle counts an HTTP send; raises :class:`SendRateExceeded` (nothing counted) when the bucket
+    is full. Sync: the bucket is a cache read and write."""
+    throttle = ScopedRateThrottle()
+    request = SimpleNamespace(user=user)  # all the throttle reads of an authenticated request
+    view = SimpleNamespace(throttle_scope=SEND_SCOPE)
+    if not throttle.allow_request(request, view):
+        raise SendRateExceeded(throttle.wait())
