@@ -41,10 +41,10 @@ class Thread(models.Model):
     def __str__(self) -> str:
         return self.title or self.thread_id
 
-    def save(self, *args, **kwargs):
-        if not self.key:
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.key and self.thread_id:  # a new row: its key follows from its two ids
             self.key = thread_key(self.resource_id, self.thread_id)
-        super().save(*args, **kwargs)
 
     def to_dict(self) -> dict:
         return {"id": self.thread_id, "resourceId": self.resource_id, "title": self.title, "metadata": self.metadata,

@@ -14,10 +14,11 @@ from .tasks import request_dispatch
 
 @admin.register(NotificationRecord)
 class NotificationRecordAdmin(admin.ModelAdmin):
-    list_display = ("id", "source", "kind", "priority", "status", "short_summary", "thread_id", "coalesced_count",
+    list_display = ("id", "source", "kind", "priority", "status", "short_summary", "resource_id", "thread", "coalesced_count",
                     "delivery_attempts", "next_due_at", "created_at")
     list_filter = ("status", "priority", "source", "thread")
-    search_fields = ("id", "summary", "source", "kind", "thread__id", "resource_id", "dedupe_key", "coalesce_key")
+    list_select_related = ("thread",)
+    search_fields = ("id", "summary", "source", "kind", "thread__thread_id", "resource_id", "dedupe_key", "coalesce_key")
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in NotificationRecord._meta.fields]

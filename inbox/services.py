@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agents.threads.activity import thread_states_get
 from agents.threads.identity import thread_key, threads_ensure
-from agents.models import Message, ThreadInput
+from agents.models import Message, ThreadInput, thread_id_of
 from agents.runtime.notifications import MAX_DELIVERY_ATTEMPTS, PRIORITY_RANK
 
 from .models import RECORD_FIELDS, NotificationRecord, new_record_id
@@ -415,6 +415,7 @@ def notifications_claim_due(*, now: datetime, limit: int, token: str, locked_unt
                     continue
                 NotificationRecord.objects.filter(pk=row["id"]).update(attempt_signal_id=None, attempt_kind="")
                 row.update(attempt_signal_id=None, attempt_kind="")
+            row["thread_id"] = thread_id_of(row["thread_id"])  # the column holds the thread's key
             records.append(row)
     records.sort(key=lambda r: (-PRIORITY_RANK[r["priority"]], r["next_due_at"]))
     return {"records": records, "recovered": recovered}

@@ -22,8 +22,8 @@ def make_record(**fields) -> NotificationRecord:
     defaults = {"id": new_record_id(), "agent_id": "ops-assistant", "resource_id": "u1", "thread_id": "t1",
                 "source": "github", "kind": "ci-status", "summary": "CI failed", "created_at": now, "updated_at": now}
     fields = {**defaults, **fields}
-    Thread.objects.get_or_create(thread_id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
-    return NotificationRecord.objects.create(**fields)
+    thread, _ = Thread.objects.get_or_create(thread_id=fields["thread_id"], resource_id=fields["resource_id"])
+    return NotificationRecord.objects.create(**{**fields, "thread_id": thread.key})
 
 
 def test_the_changelist_filters_by_status_priority_source_and_thread(admin_client):
@@ -34,7 +34,7 @@ def test_the_changelist_filters_by_status_priority_source_and_thread(admin_clien
     for title in ("By status", "By priority", "By source", "By thread"):
         assert title.lower() in page.content.decode().lower()
     only = admin_client.get(reverse(CHANGELIST), {"status__exact": "seen", "priority__exact": "high",
-                                                 "source": "slack", "thread__id__exact": "t2"})
+                                                 "source": "slack", "thread__key__exact": "u1\x1ft2"})
     body = only.content.decode()
     assert only.status_code == 200 and "second" in body and "first" not in body
 

@@ -30,8 +30,8 @@ async def make_record(**fields) -> NotificationRecord:
     if "next_due_at" not in fields:
         dues = [t for t in (defaults.get("deliver_at"), defaults.get("summary_at")) if t is not None]
         defaults["next_due_at"] = min(dues) if dues else None
-    await Thread.objects.aget_or_create(thread_id=defaults["thread_id"], defaults={"resource_id": defaults["resource_id"]})
-    return await NotificationRecord.objects.acreate(**defaults)
+    thread, _ = await Thread.objects.aget_or_create(thread_id=defaults["thread_id"], resource_id=defaults["resource_id"])
+    return await NotificationRecord.objects.acreate(**{**defaults, "thread_id": thread.key})
 
 
 def lookup_for(*agents):
@@ -169,15 +169,21 @@ async def test_five_failed_attempts_make_a_record_failed(make_agent):
 
 
 async def test_a_failed_send_is_counted_on_the_record(make_agent, settle):
+    from agents.runtime.errors import SignalError
+
     agent = make_agent()
-    await Thread.objects.acreate(thread_id="t1", resource_id="someone-else")
+
+    async def refused(*args, **kwargs):
+        raise SignalError("the thread refused the signal", code="refused")
+
+    agent.send_signal = refused
     now = timezone.now()
     record = await make_record(deliver_at=now)
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
     stored = await row(record.id)
     assert (stats["errors"], stats["delivered"]) == (1, 0)
     assert (stored.status, stored.delivery_attempts, stored.deliver_at) == ("pending", 1, now)
-    assert stored.last_delivery_error.startswith("SignalError: thread 't1' belongs to another resource")
+    assert stored.last_delivery_error.startswith("SignalError: the thread refused the signal")
     assert stored.attempt_signal_id is None
 
 
@@ -188,7 +194,7 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
     # a dispatcher claimed this record, the thread accepted its signal, and the process died
     accepted = await make_record(deliver_at=crashed, attempt_signal_id="sig-accepted", attempt_kind="deliver",
                                  lock_token="dead", locked_until=now - timedelta(minutes=4))
-    await ThreadInput.objects.acreate(input_id="sig-accepted", agent_id="support", thread_id="t1", kind="deliver",
+    await ThreadInput.objects.acreate(input_id="sig-accepted", agent_id="support", thread_id="u1\x1ft1", kind="deliver",
                                       status="consumed",
                                       signal={"id": "sig-accepted"})
     # this one died before the thread took its signal: it is sent again

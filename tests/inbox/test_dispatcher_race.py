@@ -56,7 +56,7 @@ def test_two_dispatchers_never_deliver_a_record_twice(postgres_db, tmp_path):
         for i in range(6):
             priority = ("urgent", "high", "medium")[i % 3]
             records.append(NotificationRecord(
-                id=new_record_id(), agent_id="support", resource_id="u1", thread_id=f"race-{t}", source="github",
+                id=new_record_id(), agent_id="support", resource_id="u1", thread_id=f"u1\x1frace-{t}", source="github",
                 kind="ci-status", priority=priority, priority_rank={"medium": 1, "high": 2, "urgent": 3}[priority],
                 summary=f"event {t}-{i}", deliver_at=now - timedelta(seconds=1), next_due_at=now - timedelta(seconds=1),
                 created_at=now, updated_at=now))

@@ -163,7 +163,7 @@ async def test_a_database_error_fails_only_the_call_that_causes_it(make_agent, m
     assert failures == [3, 1]  # the batch of three, then the poisoned call alone
     assert isinstance(results[1], DatabaseError) and str(results[1]) == "disk full"
     assert [results[0].record["status"], results[2].record["status"]] == ["pending", "pending"]
-    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t2"]
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["u1\x1ft0", "u1\x1ft2"]
     after = await agent.send_notification_signal(n, resource_id="u1", thread_id="t1")
     assert after.record["status"] == "pending" and await NotificationRecord.objects.acount() == 3
 
@@ -183,7 +183,7 @@ async def test_a_nul_byte_or_an_over_long_id_is_refused_before_the_batch(make_ag
     assert refused == {1: ("invalid_notification", "summary must not contain a NUL character"),
                        3: ("invalid_notification", "payload must not contain a NUL character"),
                        5: ("invalid_target", "thread_id must be at most 255 characters without control characters")}
-    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t2", "t4", "t6", "t7"]
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["u1\x1ft0", "u1\x1ft2", "u1\x1ft4", "u1\x1ft6", "u1\x1ft7"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -249,9 +249,9 @@ def test_one_batch_is_five_statements_whatever_the_number_of_calls(calls):
     now = timezone.now()
     Thread.objects.bulk_create([Thread(thread_id=f"t{i}", resource_id="u1") for i in range(calls)])
     existing = NotificationRecord.objects.create(
-        id=new_record_id(), agent_id="a", resource_id="u1", thread_id="t0", source="github", kind="ci",
+        id=new_record_id(), agent_id="a", resource_id="u1", thread_id="u1\x1ft0", source="github", kind="ci",
         summary="old", dedupe_key="k0", created_at=now - timedelta(minutes=1), updated_at=now)
-    ThreadLease.objects.create(thread_id="t1", owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
+    ThreadLease.objects.create(thread_id="u1\x1ft1", owner_run_id="run-1", status="running", expires_at=now + timedelta(minutes=1))
     batch = []
     for i in range(calls):
         thread_id = f"t{i}"
@@ -330,12 +330,12 @@ def test_one_call_with_two_dedupe_keys_gives_two_records():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_notification_for_another_resources_thread_is_refused_and_nothing_is_stored():
-    Thread.objects.create(thread_id="t1", resource_id="someone-else")
+def test_a_notification_goes_to_its_own_resources_thread_of_that_id():
+    other = Thread.objects.create(thread_id="t1", resource_id="someone-else")
     now = timezone.now()
     call = {"agent_id": "a", "resource_id": "u1", "thread_id": "t1", "token": "tok", "now": now,
             "locked_until": now + timedelta(seconds=60), "notifications": [notification()]}
-    with pytest.raises(SignalError) as info:
-        notifications_ingest_batch(calls=[call])
-    assert (info.value.code, info.value.message) == ("thread_resource_mismatch", "thread 't1' belongs to another resource")
-    assert NotificationRecord.objects.count() == 0
+    notifications_ingest_batch(calls=[call])
+    [record] = NotificationRecord.objects.all()
+    assert (record.resource_id, record.thread_id) == ("u1", "u1\x1ft1")
+    assert not other.notifications.exists()

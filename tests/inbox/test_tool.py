@@ -28,7 +28,8 @@ async def make_record(**fields) -> NotificationRecord:
                 "source": "github", "kind": "ci-status", "priority": priority, "priority_rank": RANK[priority],
                 "summary": "CI failed", "created_at": now, "updated_at": now}
     fields = {**defaults, **fields}
-    await Thread.objects.aget_or_create(thread_id=fields["thread_id"], defaults={"resource_id": fields["resource_id"]})
+    thread, _ = await Thread.objects.aget_or_create(thread_id=fields["thread_id"], resource_id=fields["resource_id"])
+    fields["thread_id"] = thread.key
     return await NotificationRecord.objects.acreate(**fields)
 
 

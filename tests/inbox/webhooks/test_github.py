@@ -147,7 +147,7 @@ async def test_reviews_and_comments_are_medium_review_comments_or_mentions(githu
     assert mention.payload["body"] == "@ops-bot can you double-check this line?"
     assert (comment.kind, comment.summary) == (
         "review-comment", "octocat on acme/service#1: You are totally right! I'll get this fixed right away.")
-    assert {r.thread_id for r in (review, mention, comment)} == {"github:acme/service"}
+    assert {r.thread_id for r in (review, mention, comment)} == {"alice\x1fgithub:acme/service"}
 
 
 async def test_priority_rules_of_the_endpoint_apply(github_endpoint):

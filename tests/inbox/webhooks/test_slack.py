@@ -39,14 +39,14 @@ async def test_an_app_mention_is_a_high_mention(slack_endpoint):
     assert response.status_code == 200 and reply(response)["threadId"] == "slack:C123ABC456"
     [record] = await records()
     assert (record.source, record.kind, record.priority, record.thread_id, record.source_id) == (
-        "slack", "mention", "high", "slack:C123ABC456", "Ev123ABC456")
+        "slack", "mention", "high", "alice\x1fslack:C123ABC456", "Ev123ABC456")
     assert record.summary == "U123ABC456 in C123ABC456: <@U0LAN0Z89> is the deploy stuck?"
 
 
 async def test_a_direct_message_is_a_medium_direct_message(slack_endpoint):
     await deliver(fixture_bytes("slack", "message_im"))
     [record] = await records()
-    assert (record.kind, record.priority, record.thread_id) == ("direct-message", "medium", "slack:D024BE91L")
+    assert (record.kind, record.priority, record.thread_id) == ("direct-message", "medium", "alice\x1fslack:D024BE91L")
 
 
 async def test_retries_of_an_event_are_stored_once(slack_endpoint):
