@@ -62,6 +62,12 @@ def requested_last_seq(query_string: bytes) -> int | None:
     return int(value)
 
 
+def requested_resource(query_string: bytes) -> str | None:
+    """``resourceId`` of the query string, or None."""
+    values = parse_qs(query_string.decode("latin-1")).get("resourceId")
+    return values[-1] if values and values[-1] else None
+
+
 class ThreadConsumer(AsyncWebsocketConsumer):
     #: no channel of its own: the thread runtime brings chunks from other processes (one listener
     #: per thread and process), so a socket needs no reader on the channel layer (on Redis that
@@ -109,7 +115,10 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         if agent.memory is None:
             return None
         try:
-            resource_id, thread_id = await caller.atarget(kwargs["thread_id"])
+            # staff watch another resource's thread by naming it (?resourceId=); a thread is
+            # (resource, thread id), so another user's id alone names the caller's own thread
+            resource_id, thread_id = await caller.atarget(kwargs["thread_id"], requested_resource(
+                self.scope.get("query_string", b"")))
         except ThreadNotFound:
             return None
         except MastraError:  # an invalid thread id: no such thread

@@ -38,12 +38,12 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     query = query.strip()
     if query:
         said = Message.objects.filter(thread_id=OuterRef("pk"), content__icontains=query)
-        rows = rows.filter(Q(title__icontains=query) | Q(id__icontains=query) | Exists(said))
+        rows = rows.filter(Q(title__icontains=query) | Q(thread_id__icontains=query) | Exists(said))
     first = Message.objects.filter(thread_id=OuterRef("pk"), role="user").order_by("id").values("metadata")[:1]
     rows = rows.annotate(first_message=Subquery(first, output_field=JSONField()))
-    return [{"id": t.id, "title": t.title, "preview": message_preview(t.first_message),
+    return [{"id": t.thread_id, "title": t.title, "preview": message_preview(t.first_message),
              "updatedAt": t.updated_at.isoformat()}
-            for t in rows.order_by("-updated_at", "id")[:limit]]
+            for t in rows.order_by("-updated_at", "thread_id")[:limit]]
 
 
 def message_preview(metadata) -> str:

@@ -10,7 +10,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
-from agents.models import Thread, ThreadInput
+from django.utils import timezone
+
+from agents.models import Message, Thread, ThreadInput
 from tests.agents.thread_harness import GatedEcho, settle, wait_idle
 from tests.chat import site
 from tests.chat.wsclient import close_code, frames_until, open_socket, run_ended, send
@@ -67,10 +69,16 @@ async def test_an_unknown_agent_or_one_without_memory_is_closed_with_4404(chat_s
     assert await close_code(comm) == 4404
 
 
-async def test_another_users_thread_is_closed_with_4404(chat_site, alice, bob):
-    await sync_to_async(Thread.objects.create)(id="alices", resource_id="alice")
+async def test_another_users_thread_id_opens_the_callers_own_thread(chat_site, alice, bob):
+    await sync_to_async(Thread.objects.create)(thread_id="alices", resource_id="alice")
+    await sync_to_async(Message.objects.create)(message_id="m1", thread_id="alice\x1falices", resource_id="alice",
+                                                role="user", content="alice's secret", created_at=timezone.now())
     comm = await open_socket(bob, thread="alices")
-    assert await close_code(comm) == 4404
+    snapshot = await comm.receive_json_from()
+    assert (snapshot["type"], snapshot["messages"], snapshot["lastSeq"]) == ("snapshot", [], 0)  # bob's own, empty
+    await comm.disconnect()
+    naming = await open_socket(bob, thread="alices", query="resourceId=alice")
+    assert await close_code(naming) == 4404  # a user may not name another resource
 
 
 async def test_an_invalid_thread_id_is_closed_with_4404(chat_site, alice):
@@ -79,8 +87,8 @@ async def test_an_invalid_thread_id_is_closed_with_4404(chat_site, alice):
 
 
 async def test_staff_may_watch_any_thread(chat_site, alice, staff):
-    await sync_to_async(Thread.objects.create)(id="alices", resource_id="alice")
-    comm = await open_socket(staff, thread="alices")
+    await sync_to_async(Thread.objects.create)(thread_id="alices", resource_id="alice")
+    comm = await open_socket(staff, thread="alices", query="resourceId=alice")
     assert (await comm.receive_json_from())["type"] == "snapshot"
     await comm.disconnect()
 

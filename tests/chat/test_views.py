@@ -165,8 +165,8 @@ def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):
 
 
 def make_record(thread_id: str, resource_id: str, **fields) -> NotificationRecord:
-    Thread.objects.get_or_create(thread_id=thread_id, defaults={"resource_id": resource_id})
-    return NotificationRecord.objects.create(agent_id="chat-bot", resource_id=resource_id, thread_id=thread_id,
+    thread, _ = Thread.objects.get_or_create(thread_id=thread_id, resource_id=resource_id)
+    return NotificationRecord.objects.create(agent_id="chat-bot", resource_id=resource_id, thread_id=thread.key,
                                              source="github", kind="ci-status",
                                              **{"summary": "CI failed", "created_at": timezone.now(),
                                                 "updated_at": timezone.now(), **fields})

@@ -50,7 +50,7 @@ def test_the_thread_page_shows_messages_queued_inputs_and_pending_approvals_read
     Run.objects.create(id="run-1", agent_id="bot", thread=thread, status="suspended", started_at=timezone.now())
     ToolApproval.objects.create(run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h",
                                 state={})
-    url = reverse("admin:agents_thread_change", args=["t1"])
+    url = reverse("admin:agents_thread_change", args=["u1\x1ft1"])
     page = admin_client.get(url).content.decode()
     assert "hello there" in page and "in-1" in page and "in-2" not in page
     assert "1 pending" in page

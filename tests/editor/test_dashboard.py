@@ -20,7 +20,7 @@ def populate(now):
     Thread.objects.create(thread_id="t2", resource_id="u1")
     ThreadLease.objects.create(thread=thread, agent_id="bot", owner_run_id="r1", status="running", token=1,
                                expires_at=now + timedelta(seconds=10))
-    ThreadLease.objects.create(thread_id="t2", agent_id="bot", owner_run_id=None, status="idle")
+    ThreadLease.objects.create(thread_id="u1\x1ft2", agent_id="bot", owner_run_id=None, status="idle")
     Run.objects.create(id="r1", agent_id="bot", status="running", started_at=now, usage={"total_tokens": 30})
     Run.objects.create(id="r2", agent_id="bot", status="failed", error="model_error: rate limited\nmore",
                        started_at=now - timedelta(minutes=10), usage={"total_tokens": 12})
