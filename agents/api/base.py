@@ -3,7 +3,8 @@
 DRF's authentication, permissions and throttling run as DRF runs them (one hop to Django's worker
 thread: a token is a database read); the handler runs on the event loop, where the runtime lives.
 Handlers return Django responses (JSON bytes or an SSE stream); every exception becomes the one
-error body of :mod:`.errors`."""
+error body of :mod:`.errors`. The query string and the URL's parts are text the database may be
+asked to compare: one with a NUL character is refused before any handler runs (``invalid_text``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 
 from agents.access import Caller
 from agents.registry import get_mastra
+from agents.runtime.json_input import text_check
 
 from .errors import exception_response
 
@@ -25,6 +27,17 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
     content = json.dumps(data, separators=(",", ":"), default=str).encode()
     return HttpResponse(content, status=status, content_type="application/json",
                         headers={"Content-Length": str(len(content))})
+
+
+def request_text_check(request, kwargs: dict) -> None:
+    """Refuse a query string or URL part that holds a NUL character (``invalid_text``)."""
+    for name, values in request.GET.lists():
+        text_check(name, "a query parameter's name")
+        for value in values:
+            text_check(value, f"the query parameter {name}")
+    for name, value in kwargs.items():
+        if isinstance(value, str):
+            text_check(value, f"the URL's {name}")
 
 
 class ApiView(APIView):
@@ -44,6 +57,7 @@ class ApiView(APIView):
             # the site's middleware would check the Host header (ALLOWED_HOSTS); the API's handler
             # runs none (agents.api.handler), so the view does
             request._request.get_host()
+            request_text_check(request._request, kwargs)
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)
