@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 
 from agents.access import Caller
 from agents.registry import get_mastra
-from agents.runtime.json_input import text_check
 
 from .errors import exception_response
+from .parsing import request_text_check
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
@@ -27,17 +27,6 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
     content = json.dumps(data, separators=(",", ":"), default=str).encode()
     return HttpResponse(content, status=status, content_type="application/json",
                         headers={"Content-Length": str(len(content))})
-
-
-def request_text_check(request, kwargs: dict) -> None:
-    """Refuse a query string or URL part that holds a NUL character (``invalid_text``)."""
-    for name, values in request.GET.lists():
-        text_check(name, "a query parameter's name")
-        for value in values:
-            text_check(value, f"the query parameter {name}")
-    for name, value in kwargs.items():
-        if isinstance(value, str):
-            text_check(value, f"the URL's {name}")
 
 
 class ApiView(APIView):

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 
-from agents.runtime.json_input import json_decode
+from agents.runtime.json_input import json_decode, text_check
 from agents.runtime.naming import snake_keys
 
 from .errors import ApiError
@@ -56,6 +56,19 @@ def json_object(raw: bytes) -> dict:
 def json_body(request) -> dict:
     """The request's JSON object (:func:`raw_body`, then :func:`json_object`)."""
     return json_object(raw_body(request))
+
+
+def request_text_check(request, url_kwargs: dict) -> None:
+    """Refuse a query string or URL part that holds a NUL character (``invalid_text``, 400):
+    PostgreSQL cannot compare text with one. (Django decodes both with ``errors="replace"``, so
+    they hold no lone surrogate.)"""
+    for name, values in request.GET.lists():
+        text_check(name, "a query parameter's name")
+        for value in values:
+            text_check(value, f"the query parameter {name}")
+    for name, value in url_kwargs.items():
+        if isinstance(value, str):
+            text_check(value, f"the URL's {name}")
 
 
 def optional_str(data: dict, name: str, *, max_length: int | None = None) -> str | None:
