@@ -172,7 +172,7 @@ async def test_an_odd_last_seq_or_last_event_id_is_invalid_field(alice: Api):
     assert await stored() == (0, 0, 0)
 
 
-def test_an_odd_declared_length_is_not_a_number_to_compare():
+async def test_an_odd_declared_length_is_not_a_number_to_compare():
     from types import SimpleNamespace
 
     from agents.api.parsing import raw_body
