@@ -144,7 +144,8 @@ class ActiveRun:
         self.pending.append(chunk)
         if self.held or (self.reserved is not None and self.seq > self.reserved):
             self.held.append(chunk)  # handed out once logged (``_write``) or at the run's end
-            self.schedule_flush(0)
+            if len(self.held) == 1 or len(self.pending) >= FLUSH_MAX:  # later ones: ``_write`` flushes again
+                self.schedule_flush(0)
             return
         self._hand_out(chunk)
         if kind == "step-finish" and not chunk["payload"]["stepResult"].get("isContinued", True):
