@@ -157,7 +157,9 @@ class ThreadLease(models.Model):
     ``owner_run_id`` is the run that holds the thread (NULL when idle); ``token`` grows with every
     acquisition and fences a stale owner; ``expires_at`` is renewed by the owner while it runs and is
     NULL while the run is suspended on a tool approval (the thread stays held). ``last_seq`` is the
-    last event sequence number written for the thread.
+    last event sequence number written (or skipped) for the thread; ``reserved_seq`` is the highest
+    one the owner run may hand to subscribers before it is logged: a run that takes the thread over
+    numbers its events after it, so a seq a dead owner handed out is never given to another chunk.
     """
 
     class Status(models.TextChoices):
@@ -174,6 +176,7 @@ class ThreadLease(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     abort_requested = models.BooleanField(default=False)
     last_seq = models.BigIntegerField(default=0)
+    reserved_seq = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = StatementManager()

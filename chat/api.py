@@ -11,6 +11,8 @@ from django.http import JsonResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.access import Caller
+from agents.api.parsing import request_text_check
+from agents.runtime.errors import MastraError
 from agents.runtime.messages import new_id
 
 from . import inbox_panel, selectors
@@ -21,11 +23,16 @@ def error(status: int, code: str, message: str) -> JsonResponse:
 
 
 def signed_in(view):
-    """401 JSON (not a redirect to the login page) for an anonymous caller."""
+    """401 JSON (not a redirect to the login page) for an anonymous caller; 400 ``invalid_text``
+    for a NUL character in the query or the URL (docs/security.md, "Bad input")."""
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_authenticated:
             return error(401, "not_authenticated", "sign in first")
+        try:
+            request_text_check(request, kwargs)
+        except MastraError as exc:
+            return error(400, exc.code, exc.message)
         return view(request, Caller.of(request.user), *args, **kwargs)
     return wrapper
 

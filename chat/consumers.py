@@ -57,7 +57,7 @@ def requested_last_seq(query_string: bytes) -> int | None:
     if not values or values[-1] == "":
         return None
     value = values[-1]
-    if not value.isdigit() or len(value) > 18:
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
         raise ValueError(value)
     return int(value)
 

@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.runtime.errors import MastraError
+from agents.runtime.json_input import InputError, json_decode
 
 FRAME_TYPES = ("send-message", "queue-message", "abort", "tool-approval", "cancel-queued", "ping")
 
@@ -37,15 +37,17 @@ class Frame:
 
 def frame_parse(text: str | None, *, max_bytes: int) -> Frame:
     """One client frame from its text; raises :class:`FrameError` (``frame_too_large``,
-    ``invalid_json``, ``invalid_frame``) for anything else."""
+    ``invalid_json``, ``invalid_text``, ``invalid_frame``) for anything else. The text is decoded
+    as HTTP bodies are (``agents.runtime.json_input``): strict JSON nested at most 64 levels, no
+    lone surrogate or NUL in any string or key."""
     if text is None:
         raise FrameError("frames are JSON text, not binary")
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise FrameError(f"the frame is larger than {max_bytes} bytes", code="frame_too_large")
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise FrameError("the frame is not valid JSON", code="invalid_json") from None
+        data = json_decode(text, what="the frame")
+    except InputError as exc:
+        raise FrameError(exc.message, code=exc.code) from None
     if not isinstance(data, dict):
         raise FrameError("a frame is a JSON object with a type")
     kind = data.get("type")

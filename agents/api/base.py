@@ -3,7 +3,8 @@
 DRF's authentication, permissions and throttling run as DRF runs them (one hop to Django's worker
 thread: a token is a database read); the handler runs on the event loop, where the runtime lives.
 Handlers return Django responses (JSON bytes or an SSE stream); every exception becomes the one
-error body of :mod:`.errors`."""
+error body of :mod:`.errors`. The query string and the URL's parts are text the database may be
+asked to compare: one with a NUL character is refused before any handler runs (``invalid_text``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from agents.access import Caller
 from agents.registry import get_mastra
 
 from .errors import exception_response
+from .parsing import request_text_check
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
@@ -44,6 +46,7 @@ class ApiView(APIView):
             # the site's middleware would check the Host header (ALLOWED_HOSTS); the API's handler
             # runs none (agents.api.handler), so the view does
             request._request.get_host()
+            request_text_check(request._request, kwargs)
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)

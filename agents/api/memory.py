@@ -16,6 +16,8 @@ from . import openapi
 from .base import ApiView, json_response
 from .parsing import json_body, optional_dict, optional_int, optional_str, query_bool
 
+#: the column of a thread's title
+MAX_TITLE = 255
 PAGE_QUERY = [OpenApiParameter("page", int), OpenApiParameter("perPage", int), OpenApiParameter("agentId", str)]
 THREADS_QUERY = [OpenApiParameter("resourceId", str), *PAGE_QUERY]
 MESSAGES_QUERY = [*PAGE_QUERY, OpenApiParameter("includeSystemReminders", bool)]
@@ -52,7 +54,7 @@ class ThreadListView(ApiView):
         check_agent(request)
         body = json_body(request)
         thread_id = optional_str(body, "threadId") or str(uuid.uuid4())
-        title = optional_str(body, "title")
+        title = optional_str(body, "title", max_length=MAX_TITLE)
         metadata = optional_dict(body, "metadata")
         resource_id, thread_id = await self.caller.atarget(thread_id, optional_str(body, "resourceId"))
         thread = await sync_to_async(memory_thread_save)(resource_id=resource_id, thread_id=thread_id,
@@ -73,7 +75,7 @@ class ThreadDetailView(ApiView):
     async def patch(self, request, thread_id: str):
         check_agent(request)
         body = json_body(request)
-        title = optional_str(body, "title")
+        title = optional_str(body, "title", max_length=MAX_TITLE)
         metadata = optional_dict(body, "metadata")
         thread = await self.caller.aexisting_thread(thread_id, optional_str(body, "resourceId"))
         saved = await sync_to_async(memory_thread_save)(resource_id=thread.resource_id, thread_id=thread.thread_id,

@@ -1,19 +1,25 @@
 """Request bodies and query strings: JSON objects within ``MASTRA_API_MAX_BODY`` bytes, fields by
-their camelCase wire names, generate options as the runtime's snake_case keywords."""
+their camelCase wire names, generate options as the runtime's snake_case keywords.
+
+Bodies are decoded by ``agents.runtime.json_input.json_decode`` (strict JSON nested at most 64
+levels, ``invalid_json``; no lone surrogate or NUL in any string or key, ``invalid_text``): what
+passes can be walked, converted and stored on every database."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 
+from agents.runtime.json_input import json_decode, text_check
 from agents.runtime.naming import snake_keys
 
 from .errors import ApiError
 
 MISSING = object()
+#: the largest whole number a query or body field takes (a signed 64-bit database integer)
+MAX_INT = 2 ** 63 - 1
 
 
 def body_limit() -> int:
@@ -24,7 +30,7 @@ def raw_body(request) -> bytes:
     """The request's bytes; ``body_too_large`` (413) past ``MASTRA_API_MAX_BODY``."""
     limit = body_limit()
     declared = request.META.get("CONTENT_LENGTH") or ""
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
         raise ApiError(f"the body is larger than {limit} bytes", code="body_too_large")
     try:
         raw = request.body
@@ -37,13 +43,11 @@ def raw_body(request) -> bytes:
 
 def json_object(raw: bytes) -> dict:
     """``raw`` as a JSON object (``{}`` when empty): ``invalid_json`` (400) for bytes that are not
-    JSON, ``invalid_body`` (400) for JSON that is not an object."""
+    strict JSON or nest too deep, ``invalid_text`` (400) for a lone surrogate or a NUL in any
+    string or key, ``invalid_body`` (400) for JSON that is not an object."""
     if not raw.strip():
         return {}
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(f"the body is not valid JSON: {exc}", code="invalid_json") from None
+    data = json_decode(raw, what="the body")
     if not isinstance(data, dict):
         raise ApiError("the body must be a JSON object", code="invalid_body")
     return data
@@ -54,14 +58,29 @@ def json_body(request) -> dict:
     return json_object(raw_body(request))
 
 
-def optional_str(data: dict, name: str) -> str | None:
-    """``data[name]`` when it is a non-empty string, None when absent, null or empty;
-    ``invalid_field`` (400) for any other type."""
+def request_text_check(request, url_kwargs: dict) -> None:
+    """Refuse a query string or URL part that holds a NUL character (``invalid_text``, 400):
+    PostgreSQL cannot compare text with one. (Django decodes both with ``errors="replace"``, so
+    they hold no lone surrogate.)"""
+    for name, values in request.GET.lists():
+        text_check(name, "a query parameter's name")
+        for value in values:
+            text_check(value, f"the query parameter {name}")
+    for name, value in url_kwargs.items():
+        if isinstance(value, str):
+            text_check(value, f"the URL's {name}")
+
+
+def optional_str(data: dict, name: str, *, max_length: int | None = None) -> str | None:
+    """``data[name]`` when it is a non-empty string (of at most ``max_length`` characters, the
+    column that stores it), None when absent, null or empty; ``invalid_field`` (400) otherwise."""
     value = data.get(name)
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise ApiError(f"{name} must be a string", code="invalid_field")
+    if max_length is not None and len(value) > max_length:
+        raise ApiError(f"{name} must be at most {max_length} characters", code="invalid_field")
     return value
 
 
@@ -81,19 +100,22 @@ def optional_dict(data: dict, name: str) -> dict | None:
     return value
 
 
-def optional_int(data: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int | None:
-    """A whole number from a JSON body or a query string (``"3"``); ``invalid_field`` otherwise."""
+def optional_int(data: Any, name: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int | None:
+    """A whole number from ``minimum`` to ``maximum`` from a JSON body or a query string (``"3"``:
+    ASCII digits only, at most 19 of them); ``invalid_field`` otherwise. (``str.isdigit`` also
+    accepts ``²`` and ``١٢``, which ``int()`` refuses or reads, and ``int()`` refuses more than
+    4,300 digits: both would be errors of the server, not of the caller.)"""
     value = data.get(name)
     if value is None or value == "":
         return None
+    bound = f" from {minimum}" + (f" to {maximum}" if maximum != MAX_INT else "")
     if isinstance(value, str):
         value = value.strip()
-        if not (value.isdigit() or (value.startswith("-") and value[1:].isdigit())):
-            raise ApiError(f"{name} must be a whole number", code="invalid_field")
+        digits = value[1:] if value.startswith("-") else value
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 19):
+            raise ApiError(f"{name} must be a whole number{bound}", code="invalid_field")
         value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum or (
-            maximum is not None and value > maximum):
-        bound = f" from {minimum}" + (f" to {maximum}" if maximum is not None else "")
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise ApiError(f"{name} must be a whole number{bound}", code="invalid_field")
     return value
 

@@ -38,20 +38,28 @@ def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
 
 
 def events_number(lease: ThreadLease, chunks: list[dict]) -> list[dict]:
-    """Give ``chunks`` the thread's next sequence numbers (in place) and return them."""
+    """Give ``chunks`` the thread's next sequence numbers (in place) and return them: after every
+    seq written or reserved (a run that lost its lease may have handed its reserved ones out)."""
+    base = max(lease.last_seq, lease.reserved_seq)
     for offset, chunk in enumerate(chunks, start=1):
-        chunk["seq"] = lease.last_seq + offset
+        chunk["seq"] = base + offset
     return chunks
 
 
-def events_append(*, key: str, token: int, events: list[dict]) -> bool:
-    """Write the owner's buffered chunks, fenced by ``token``. False: the writer lost the lease."""
+def events_append(*, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
+    """Write the owner's buffered chunks, fenced by ``token``, and reserve the seqs up to ``reserve``
+    for it (it may hand them to subscribers before they are logged). False: the writer lost the
+    lease."""
     with transaction.atomic():
         lease = lease_lock(key)
         if lease is None or lease.token != token:
             return False
-        events_append_locked(lease, events)
-        ThreadLease.objects.update_rows({"thread_id": lease.thread_id}, {"last_seq": lease.last_seq})
+        if events:
+            events_append_locked(lease, events)
+        if reserve is not None:
+            lease.reserved_seq = max(lease.reserved_seq, reserve)
+        ThreadLease.objects.update_rows({"thread_id": lease.thread_id},
+                                        {"last_seq": lease.last_seq, "reserved_seq": lease.reserved_seq})
         return True
 
 
@@ -65,8 +73,11 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
         first = ThreadEvent.objects.filter(thread_id=key).order_by("seq").values_list("seq", flat=True).first()
         if first is not None and first > after_seq + 1:
             lease = ThreadLease.objects.filter(thread_id=key).first()
-            snapshot = thread_snapshot(lease, first - 1) if lease else None
-            return ([snapshot] if snapshot else []) + [e.chunk for e in rows.order_by("seq")]
+            # pruning deletes seqs up to ``last_seq - retention`` at most; a gap above that is
+            # one of seqs a dead run reserved (never logged), not a pruned stretch
+            if lease is not None and after_seq < lease.last_seq - event_retention():
+                snapshot = thread_snapshot(lease, first - 1)
+                return [snapshot] + [e.chunk for e in rows.order_by("seq")]
     if run_id is not None:
         rows = rows.filter(run_id=run_id)
     return [e.chunk for e in rows.order_by("seq")]

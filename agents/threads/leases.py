@@ -14,12 +14,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from agents.runtime.threads.events import SEQ_BLOCK
 
 from .identity import thread_ref
 
 #: what :func:`lease_save` writes back
 LEASE_FIELDS = ("agent_id", "owner_run_id", "owner_process", "status", "token", "expires_at", "abort_requested",
-                "last_seq")
+                "last_seq", "reserved_seq")
 
 
 def lease_lock(key: str) -> ThreadLease | None:
@@ -53,7 +54,9 @@ def lease_save(lease: ThreadLease) -> None:
 
 def lease_take(lease: ThreadLease, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int,
                now: datetime) -> None:
-    """Give the (locked) lease to ``run_id``: a new fencing token, an expiry ``ttl_ms`` away."""
+    """Give the (locked) lease to ``run_id``: a new fencing token, an expiry ``ttl_ms`` away, and the
+    next :data:`SEQ_BLOCK` seqs, reserved (:func:`lease_seq_reserve`)."""
+    lease_seq_reserve(lease)
     lease.owner_run_id = run_id
     lease.agent_id = agent_id
     lease.owner_process = process_id
@@ -61,6 +64,22 @@ def lease_take(lease: ThreadLease, *, run_id: str, agent_id: str, process_id: st
     lease.token += 1
     lease.expires_at = now + timedelta(milliseconds=ttl_ms)
     lease.abort_requested = False
+
+
+def lease_seq_reserve(lease: ThreadLease) -> None:
+    """A new owner's seqs (the lease is locked): its events come after every seq written or reserved
+    so far — a dead owner may have handed its reserved seqs to subscribers without logging them,
+    and they are skipped — and it may hand out the next :data:`SEQ_BLOCK` before they are logged
+    (it reserves more as it goes: ``events.events_append``)."""
+    lease.last_seq = max(lease.last_seq, lease.reserved_seq)
+    lease.reserved_seq = lease.last_seq + SEQ_BLOCK
+
+
+def lease_seq_settle(lease: ThreadLease, last_seq: int) -> None:
+    """The owner ended (or paused) its run and names the last seq it handed out: the seqs it
+    reserved beyond are free again, so the next run follows on without a gap."""
+    lease.last_seq = max(lease.last_seq, last_seq)
+    lease.reserved_seq = lease.last_seq
 
 
 def lease_release(lease: ThreadLease) -> None:
@@ -74,8 +93,11 @@ def lease_release(lease: ThreadLease) -> None:
 
 def lease_to_dict(lease: ThreadLease, signals: list[dict], stream_options: dict | None = None) -> dict:
     """What the runtime gets for a run it starts under ``lease``: ``{"key", "run_id", "token",
-    "last_seq", "agent_id", "resource_id", "thread_id", "signals", "stream_options"}``."""
-    return {"key": lease.thread_id, "run_id": lease.owner_run_id, "token": lease.token, "last_seq": lease.last_seq,
+    "last_seq", "reserved_seq", "agent_id", "resource_id", "thread_id", "signals", "stream_options"}``:
+    the run numbers its events after ``last_seq`` and logs any beyond ``reserved_seq`` before it
+    hands them out."""
+    return {"key": lease.thread_id, "run_id": lease.owner_run_id, "token": lease.token,
+            "last_seq": lease.last_seq, "reserved_seq": lease.reserved_seq,
             "agent_id": lease.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_name,
             "signals": signals, "stream_options": stream_options or {}}
 
@@ -128,8 +150,10 @@ def inputs_retry_or_park(lease: ThreadLease, run_id: str, *, error: str) -> list
 
 def lease_reclaim(lease: ThreadLease, now: datetime) -> None:
     """The lease's owner died (its lease expired; the row is locked): the inputs it took but never
-    saved wait again (:func:`inputs_retry_or_park`); its run failed."""
+    saved wait again (:func:`inputs_retry_or_park`); its run failed; the seqs it reserved are
+    skipped (it may have handed them out)."""
     dead_run = lease.owner_run_id
+    lease.last_seq = max(lease.last_seq, lease.reserved_seq)
     inputs_retry_or_park(lease, dead_run, error="the process running it stopped")
     Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",

@@ -21,7 +21,8 @@ from agents.store import messages_save_locked, run_record
 from .activity import lease_is_active
 from .events import events_append_locked, events_number
 from .inputs import input_persist_history, inputs_mark_consumed
-from .leases import inputs_retry_or_park, lease_lock, lease_release, lease_save, lease_take, lease_to_dict
+from .leases import (inputs_retry_or_park, lease_lock, lease_release, lease_save, lease_seq_settle, lease_take,
+                     lease_to_dict)
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
             if record is not None:
                 # the run's row was written when it took the lease: update it; insert it otherwise
                 run_record(record, existing=True)
-            lease.last_seq = max(lease.last_seq, last_seq)
+            lease_seq_settle(lease, last_seq)
             echoes: list[dict] = []
             nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms,
                                  now=timezone.now(), events=echoes)
@@ -117,7 +118,7 @@ def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: st
         lease = lease_lock(key)
         if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return {"next": None, "events": [], "fenced": True}
-        lease.last_seq = max(lease.last_seq, last_seq)
+        lease_seq_settle(lease, last_seq)
         inputs_retry_or_park(lease, run_id, error=error)
         Run.objects.filter(id=run_id).update(status=Run.Status.FAILED, finish_reason="error", error=error,
                                              finished_at=now)
@@ -135,7 +136,7 @@ def run_suspend(*, key: str, run_id: str, token: int, last_seq: int, events: lis
             return
         if events:
             events_append_locked(lease, events)
-        lease.last_seq = max(lease.last_seq, last_seq)
+        lease_seq_settle(lease, last_seq)
         lease.status = ThreadLease.Status.SUSPENDED
         lease.expires_at = None
         lease_save(lease)

@@ -65,8 +65,8 @@ class DjangoThreadStore:
     async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
         return await alease_renew(key=key, run_id=run_id, token=token, ttl_ms=ttl_ms)
 
-    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
-        return await aevents_append(key=key, token=token, events=events)
+    async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
+        return await aevents_append(key=key, token=token, events=events, reserve=reserve)
 
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
         return await aevents_read(key=key, after_seq=after_seq, run_id=run_id)

@@ -13,6 +13,9 @@ Only the body is signed: ``X-GitHub-Delivery`` and ``X-GitHub-Event`` can be cha
 captured a delivery. :func:`event_key` names the event by what the body says (its main object,
 that object's id, the action and the object's time and attempt), so that a replay of the same bytes
 under another delivery id or event name is the same event.
+
+Fields are read by type (``events.read_object`` and its siblings): one of the wrong type is
+``invalid_payload`` (400), nothing stored.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import hashlib
 import hmac
 import json
 
-from .events import WebhookEvent, clip
+from .events import WebhookEvent, clip, read_id, read_object, read_text
 
 FAILED = frozenset({"failure", "timed_out", "startup_failure"})
 CI_EVENTS = {"workflow_run": "workflow_run", "check_suite": "check_suite", "check_run": "check_run"}
@@ -37,25 +40,30 @@ def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
 
 
 def ci_event(event: str, payload: dict, delivery_id: str) -> WebhookEvent:
-    item = payload.get(event) or {}
-    repository = (payload.get("repository") or {}).get("full_name") or ""
-    if payload.get("action") != "completed" or item.get("conclusion") not in FAILED:
-        return WebhookEvent(event, delivery_id, ignored=f"{event} {payload.get('action')} "
-                                                        f"({item.get('conclusion') or 'no conclusion'}) is not a failure")
+    item = read_object(payload, event)
+    repository = read_text(read_object(payload, "repository"), "full_name", "repository.")
+    action, conclusion = read_text(payload, "action"), read_text(item, "conclusion", f"{event}.")
+    if action != "completed" or conclusion not in FAILED:
+        return WebhookEvent(event, delivery_id, ignored=f"{event} {action or None} "
+                                                        f"({conclusion or 'no conclusion'}) is not a failure")
     if event == "check_run":
-        branch = (item.get("check_suite") or {}).get("head_branch") or ""
+        branch = read_text(read_object(item, "check_suite", f"{event}."), "head_branch", f"{event}.check_suite.")
     else:
-        branch = item.get("head_branch") or ""
-    name = item.get("name") or (item.get("app") or {}).get("name") or event.replace("_", " ")
-    summary = f"{name} {item['conclusion'].replace('_', ' ')} on {repository}@{branch}"
+        branch = read_text(item, "head_branch", f"{event}.")
+    name = (read_text(item, "name", f"{event}.") or read_text(read_object(item, "app", f"{event}."), "name",
+                                                                 f"{event}.app.") or event.replace("_", " "))
+    summary = f"{name} {conclusion.replace('_', ' ')} on {repository}@{branch}"
+    item_id = read_id(item, "id", f"{event}.")
     notification = {
-        "source": "github", "kind": "ci-status", "summary": clip(summary), "source_id": str(item.get("id", "")) or None,
+        "source": "github", "kind": "ci-status", "summary": clip(summary),
+        "source_id": None if item_id in (None, "") else str(item_id),
         "dedupe_key": f"{repository}@{branch}",
-        "payload": {"event": event, "repository": repository, "branch": branch, "conclusion": item["conclusion"],
+        "payload": {"event": event, "repository": repository, "branch": branch, "conclusion": conclusion,
                     "sha": item.get("head_sha"), "url": item.get("html_url") or item.get("details_url")},
     }
+    user = read_text(read_object(payload, "sender"), "login", "sender.")
     return WebhookEvent(event, delivery_id, notification, "high",
-                        {"repository": repository, "branch": branch, "user": (payload.get("sender") or {}).get("login", "")})
+                        {"repository": repository, "branch": branch, "user": user})
 
 
 COMMENT_ACTIONS = {"pull_request_review": "submitted", "pull_request_review_comment": "created",
@@ -63,30 +71,33 @@ COMMENT_ACTIONS = {"pull_request_review": "submitted", "pull_request_review_comm
 
 
 def comment_event(event: str, payload: dict, delivery_id: str, mention_name: str) -> WebhookEvent:
-    if payload.get("action") != COMMENT_ACTIONS[event]:
-        return WebhookEvent(event, delivery_id, ignored=f"{event} {payload.get('action')} is not a new comment")
-    repository = (payload.get("repository") or {}).get("full_name") or ""
-    if event == "pull_request_review":
-        item, target = payload.get("review") or {}, payload.get("pull_request") or {}
-    elif event == "pull_request_review_comment":
-        item, target = payload.get("comment") or {}, payload.get("pull_request") or {}
-    else:
-        item, target = payload.get("comment") or {}, payload.get("issue") or {}
-    text = item.get("body") or ""
-    user = (item.get("user") or {}).get("login") or ""
-    number = target.get("number")
+    action = read_text(payload, "action")
+    if action != COMMENT_ACTIONS[event]:
+        return WebhookEvent(event, delivery_id, ignored=f"{event} {action or None} is not a new comment")
+    repository = read_text(read_object(payload, "repository"), "full_name", "repository.")
+    item_key = "review" if event == "pull_request_review" else "comment"
+    target_key = "issue" if event == "issue_comment" else "pull_request"
+    item, target = read_object(payload, item_key), read_object(payload, target_key)
+    text = read_text(item, "body", f"{item_key}.")
+    user = read_text(read_object(item, "user", f"{item_key}."), "login", f"{item_key}.user.")
+    number = read_id(target, "number", f"{target_key}.")
+    title = read_text(target, "title", f"{target_key}.") or None
+    branch = read_text(read_object(target, "head", f"{target_key}."), "ref", f"{target_key}.head.")
+    review_state = read_text(item, "state", f"{item_key}.") if event == "pull_request_review" else ""
     mentioned = bool(mention_name) and f"@{mention_name}".lower() in text.lower()
     kind = "mention" if mentioned else "review-comment"
-    state = f" ({item['state']})" if event == "pull_request_review" and item.get("state") else ""
+    state = f" ({review_state})" if review_state else ""
     summary = f"{user} on {repository}#{number}{state}: {text}" if text else f"{user} reviewed {repository}#{number}{state}"
+    item_id = read_id(item, "id", f"{item_key}.")
     notification = {
-        "source": "github", "kind": kind, "summary": clip(summary), "source_id": str(item.get("id", "")) or None,
+        "source": "github", "kind": kind, "summary": clip(summary),
+        "source_id": None if item_id in (None, "") else str(item_id),
         "payload": {"event": event, "repository": repository, "number": number, "user": user, "body": text,
-                    "url": item.get("html_url"), "title": target.get("title")},
+                    "url": item.get("html_url"), "title": title},
     }
     return WebhookEvent(event, delivery_id, notification, "medium",
                         {"repository": repository, "number": "" if number is None else str(number), "user": user,
-                         "branch": ((target.get("head") or {}).get("ref") or "")})
+                         "branch": branch})
 
 
 #: the keys of a payload's main object, in the order they are looked for: a review's payload also
@@ -128,7 +139,7 @@ def github_event(event: str, payload: dict, delivery_id: str, *, mention_name: s
 
 def event_of(event: str, payload: dict, delivery_id: str, mention_name: str) -> WebhookEvent:
     if event == "ping":
-        return WebhookEvent(event, delivery_id, ignored="ping", reply={"ok": True, "zen": payload.get("zen", "")})
+        return WebhookEvent(event, delivery_id, ignored="ping", reply={"ok": True, "zen": read_text(payload, "zen")})
     if event in CI_EVENTS:
         return ci_event(event, payload, delivery_id)
     if event in COMMENT_ACTIONS:

@@ -9,7 +9,9 @@ become notifications.
 
 A request whose timestamp is more than five minutes from now is refused (a replay). Within the five
 minutes, a replay (or a retry) carries the same ``event_id`` (in the signed body): the event's key,
-stored once per endpoint. An ``event_callback`` without an ``event_id`` is refused by the view.
+stored once per endpoint. An ``event_callback`` without an ``event_id`` is refused by the view. A
+field of the wrong type (``event`` a list, ``event.text`` a number) is ``invalid_payload`` (400),
+nothing stored.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import hashlib
 import hmac
 import time
 
-from .events import WebhookEvent, clip
+from .events import WebhookEvent, clip, read_object, read_text
 
 #: how far a request's timestamp may be from now (Slack's advice: five minutes)
 MAX_SKEW_S = 300
@@ -51,27 +53,29 @@ verifier = SlackVerifier()
 
 
 def slack_event(payload: dict) -> WebhookEvent:
-    """The notification (or the reason to ignore it) of one Slack Events API request; its key is
-    its ``event_id`` (none for a request without one, such as ``url_verification``)."""
+    """The notification (or the reason to ignore it) of one Slack Events API request
+    (``invalid_payload`` for a field of the wrong type); its key is its ``event_id`` (none for a
+    request without one, such as ``url_verification``)."""
     event = event_of(payload)
     return dataclasses.replace(event, event_key=f"event_id:{event.delivery_id}" if event.delivery_id else "")
 
 
 def event_of(payload: dict) -> WebhookEvent:
-    kind = payload.get("type")
+    kind = read_text(payload, "type")
     if kind == "url_verification":
         return WebhookEvent("url_verification", "", ignored="url_verification",
-                            reply={"challenge": payload.get("challenge", "")})
-    event = payload.get("event") or {}
-    delivery_id = str(payload.get("event_id") or "")
-    name = event.get("type") or str(kind)
+                            reply={"challenge": read_text(payload, "challenge")})
+    event = read_object(payload, "event")
+    delivery_id = read_text(payload, "event_id")
+    name = read_text(event, "type", "event.") or kind
     if kind != "event_callback":
-        return WebhookEvent(str(kind), delivery_id, ignored=f"request type {kind!r} is not handled")
-    channel, user, text = event.get("channel") or "", event.get("user") or "", event.get("text") or ""
+        return WebhookEvent(kind, delivery_id, ignored=f"request type {kind!r} is not handled")
+    channel, user = read_text(event, "channel", "event."), read_text(event, "user", "event.")
+    text = read_text(event, "text", "event.")
     fields = {"channel": channel, "user": user}
     if name == "app_mention":
         notification_kind, priority = "mention", "high"
-    elif name == "message" and event.get("channel_type") == "im":
+    elif name == "message" and read_text(event, "channel_type", "event.") == "im":
         if event.get("bot_id") or event.get("subtype"):
             return WebhookEvent("message.im", delivery_id, ignored="a bot message or an edit")
         notification_kind, priority, name = "direct-message", "medium", "message.im"

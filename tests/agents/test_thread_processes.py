@@ -482,6 +482,72 @@ async def test_abort_thread_here_stops_the_run_in_another_process_and_queued_inp
     assert sorted(texts) == sorted(["slow: long", "after one", "also", "after two"])
 
 
+# -- seqs across a crash (invariant 3) -------------------------------------------------------------
+def jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def logged_events(thread_id: str) -> dict[int, dict]:
+    return {e.seq: e.chunk for e in ThreadEvent.objects.filter(thread_id=thread_id).order_by("seq")}
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_after_a_kill_no_seq_a_subscriber_received_goes_to_another_chunk_and_resuming_misses_nothing(
+        spawn, tmp_path, postgres_db, redis_url):
+    """The runner hands chunks to its subscriber that never reach the log (its log writes stall),
+    then dies (SIGKILL). The run that takes the thread over in the other process numbers its chunks
+    after every seq the dead run may have handed out: no subscriber (here or there) holds a seq the
+    log gives to another chunk, and a resume from the last seq each one saw returns exactly the
+    logged chunks after it."""
+    runner = await spawn("runner", postgres_db, redis_url=redis_url, ttl_ms=CRASH_TTL_MS, THREAD_TEST_SLOW="1",
+                         THREAD_TEST_STALL_EVENTS_AFTER="2")
+    other = await spawn("other", postgres_db, redis_url=redis_url, ttl_ms=CRASH_TTL_MS)
+    resource_id, thread_id = new_thread("seqs")
+    key = thread_key(resource_id, thread_id)
+    paths = {"runner": tmp_path / "runner.jsonl", "other": tmp_path / "other.jsonl"}
+    for worker, name in ((runner, "runner"), (other, "other")):
+        await worker.call("subscribe", resource_id=resource_id, thread_id=thread_id, path=str(paths[name]))
+    wake = await runner.send("slow: first", resource_id, thread_id)
+    assert wake["action"] == "wake"
+
+    def runner_ahead_of_the_log() -> bool:
+        return len(jsonl(paths["runner"])) >= len(logged_events(thread_id)) + 10
+
+    await wait_until(runner_ahead_of_the_log, 20, "the runner to hand out chunks it never logs")
+    await runner.kill()
+    await wait_until(lambda: lease_expired(key), CRASH_TTL_MS / 1000 + 10, "the dead runner's lease to expire")
+    recovered = (await other.call("recover"))["run_ids"]
+    assert len(recovered) == 1
+    assert (await other.call("idle", timeout=20))["active"] == []
+    await wait_until(lambda: any(is_final(c) and c["runId"] == recovered[0] for c in jsonl(paths["other"])), 10,
+                     "the other process's subscriber to see the recovery run end")
+
+    logged = await sync_to_async(logged_events)(thread_id)
+    received = {name: jsonl(path) for name, path in paths.items()}
+    # the case under test happened: the dead run handed out seqs that never reached the log
+    dead_logged = {seq for seq, c in logged.items() if c["runId"] == wake["run_id"]}
+    assert any(c["seq"] not in dead_logged for c in received["runner"])
+    assert {c["runId"] for c in logged.values()} == {wake["run_id"], recovered[0]}
+    async with redis_runtime(redis_url, ttl_ms=CRASH_TTL_MS):
+        for name, chunks in received.items():
+            seqs = [c["seq"] for c in chunks]
+            assert seqs == sorted(set(seqs)), name  # strictly increasing
+            last = seqs[-1]
+            sub = await support.worker.subscribe_to_thread(resource_id=resource_id, thread_id=thread_id,
+                                                           after_seq=last)
+            resumed = sub.take_buffered()
+            sub.unsubscribe()
+            assert resumed == [logged[seq] for seq in sorted(logged) if seq > last], name
+            view = {c["seq"]: c for c in chunks + resumed}
+            assert len(view) == len(chunks) + len(resumed), name  # no seq received twice
+            for seq, chunk in logged.items():
+                # every logged chunk reached the subscriber, live or on resume, under its own seq
+                assert view.get(seq) == chunk, (name, seq, view.get(seq), chunk)
+
+
 # -- the lease functions, directly (both databases) ------------------------------------------------
 TTL_MS = 15_000
 

@@ -12,7 +12,13 @@ line on stdout with the same ``id`` (commands run concurrently; runs go on in th
 - ``{"op": "abort", "agent", "resource_id", "thread_id"}`` → ``{"aborted": bool}``;
 - ``{"op": "recover"}`` → ``{"run_ids": [...]}`` (runs started here for expired or ownerless threads);
 - ``{"op": "idle", "timeout"}`` → waits for this process's runs to end → ``{"active": [...]}``;
+- ``{"op": "subscribe", "agent", "resource_id", "thread_id", "path"}`` → ``{}`` once subscribed; every
+  chunk the subscription then receives is appended to ``path`` as one JSON line, as it arrives;
 - ``{"op": "exit"}``.
+
+``THREAD_TEST_STALL_EVENTS_AFTER=N``: after N writes to the event log, this process's writes never
+complete (its runs go on and hand chunks to subscribers that never reach the log) — a process that
+dies between handing out a chunk and logging it, made deterministic for the crash tests.
 """
 
 from __future__ import annotations
@@ -61,14 +67,47 @@ async def handle(runtime, command: dict, outputs: dict) -> dict:
                                                     thread_id=command["thread_id"])}
     if op == "recover":
         return {"run_ids": await runtime.recover()}
+    if op == "subscribe":
+        agent = mastra.get_agent(command.get("agent", "worker"))
+        sub = await agent.subscribe_to_thread(resource_id=command["resource_id"], thread_id=command["thread_id"])
+        outputs[("subscription", command["path"])] = asyncio.ensure_future(record(sub, command["path"]))
+        return {}
     if op == "idle":
         await runtime.drain_background(timeout=float(command.get("timeout", 10)))
         return {"active": [run.run_id for run in runtime.active.values()]}
     raise ValueError(f"unknown op {op!r}")
 
 
+async def record(sub, path: str) -> None:
+    """Append each chunk ``sub`` receives to ``path`` (one JSON line, one ``write``), as it comes."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        async for chunk in sub.stream:
+            os.write(fd, (json.dumps(chunk) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def stall_event_writes(runtime, after: int) -> None:
+    """``THREAD_TEST_STALL_EVENTS_AFTER``: the runtime's writes to the event log after the first
+    ``after`` ones wait forever."""
+    write = runtime.store.append_events
+    done = 0
+
+    async def stalled(**kwargs):
+        nonlocal done
+        if done >= after:
+            await asyncio.Event().wait()
+        done += 1
+        return await write(**kwargs)
+
+    runtime.store.append_events = stalled
+
+
 async def main() -> None:
     runtime = get_thread_runtime()
+    if os.environ.get("THREAD_TEST_STALL_EVENTS_AFTER"):
+        stall_event_writes(runtime, int(os.environ["THREAD_TEST_STALL_EVENTS_AFTER"]))
     outputs: dict = {}
     # open the database connection (and the channel) now, so that the first command is not slowed down
     await runtime.store.thread_state(key="warm\x1fup")

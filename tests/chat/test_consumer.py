@@ -148,8 +148,9 @@ async def test_resume_after_last_seq_gets_exactly_the_chunks_after_it(chat_site,
     await resumed.disconnect()
 
 
-async def test_an_invalid_last_seq_is_an_error_frame_and_a_fresh_snapshot(chat_site, alice):
-    comm = await open_socket(alice, query="lastSeq=-4")
+@pytest.mark.parametrize("value", ["-4", "%C2%B2", "%B2", "1" * 5000])  # ² in UTF-8 and in latin-1
+async def test_an_invalid_last_seq_is_an_error_frame_and_a_fresh_snapshot(chat_site, alice, value):
+    comm = await open_socket(alice, query=f"lastSeq={value}")
     assert await comm.receive_json_from() == {"type": "error", "code": "invalid_last_seq",
                                               "message": "lastSeq must be a whole number from 0"}
     assert (await comm.receive_json_from())["type"] == "snapshot"
@@ -348,7 +349,7 @@ async def test_another_users_run_and_queue_cannot_be_reached_from_ones_own_threa
 
 # -- bad frames ---------------------------------------------------------------------------------
 BAD_FRAMES = [
-    ("not json", "invalid_json", "the frame is not valid JSON"),
+    ("not json", "invalid_json", "the frame is not valid JSON: Expecting value: line 1 column 1 (char 0)"),
     ("[1, 2]", "invalid_frame", "a frame is a JSON object with a type"),
     ('{"type": "explode"}', "invalid_frame",
      "unknown frame type 'explode'; one of send-message, queue-message, abort, tool-approval, cancel-queued, ping"),
@@ -374,6 +375,38 @@ async def test_a_bad_frame_gets_an_error_frame_and_the_socket_stays_open(chat_si
     await send(comm, {"type": "ping"})
     assert await comm.receive_json_from() == {"type": "pong"}
     await comm.disconnect()
+
+
+#: frames no JSON route accepts either: the same codes as HTTP (docs/security.md, "Bad input")
+UNSTORABLE_FRAMES = [
+    ("[" * 100_000, "invalid_json"),
+    ('{"type": "send-message", "message": "x", "attributes": ' + '{"a":' * 100 + "1" + "}" * 100 + "}",
+     "invalid_json"),
+    ('{"type": "send-message", "message": "a\\ud800b"}', "invalid_text"),
+    ('{"type": "send-message", "message": "x", "attributes": {"k": "\\udfff"}}', "invalid_text"),
+    ('{"type": "send-message", "message": "a\\u0000b"}', "invalid_text"),
+    ('{"type": "queue-message", "message": "x", "attributes": {"k\\u0000": "v"}}', "invalid_text"),
+    ('{"type": "tool-approval", "runId": "r\\u0000", "toolCallId": "c", "approved": true}', "invalid_text"),
+    ('{"type": "cancel-queued", "signalId": "\\ud800"}', "invalid_text"),
+    ('{"type": "send-message", "message": "x", "attributes": {"n": ' + "9" * 5000 + "}}", "invalid_json"),
+    ('{"type": "send-message", "message": "x", "attributes": {"n": NaN}}', "invalid_json"),
+    ('{"type": "send-message", "message": "x", "attributes": {"n": 1e999}}', "invalid_json"),
+]
+
+
+async def test_frames_nested_too_deep_or_with_unstorable_text_get_the_http_codes(chat_site, alice):
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    for text, code in UNSTORABLE_FRAMES:
+        await comm.send_to(text_data=text)
+        error = await comm.receive_json_from()
+        assert (error["type"], error["code"]) == ("error", code), (text[:80], error)
+    await send(comm, {"type": "ping"})
+    assert await comm.receive_json_from() == {"type": "pong"}
+    assert await comm.receive_nothing()
+    await comm.disconnect()
+    assert await sync_to_async(ThreadInput.objects.count)() == 0
+    assert await sync_to_async(Thread.objects.count)() == 0
 
 
 async def test_a_binary_frame_gets_an_error_frame(chat_site, alice):

@@ -200,3 +200,12 @@ def test_mark_read_and_dismiss_change_only_the_callers_records(client, alice):
     theirs.refresh_from_db()
     assert theirs.status == "pending"
     assert client.post(f"/chat/api/notifications/{mine.id}/explode").status_code == 404
+
+
+def test_a_nul_character_in_the_query_or_the_url_is_invalid_text(client, alice):
+    """PostgreSQL cannot compare text with a NUL: refused before any query (docs/security.md)."""
+    client.force_login(alice)
+    for response in (client.get("/chat/api/threads?q=a%00b"), client.get("/chat/api/notifications?threadId=t%00"),
+                     client.post("/chat/api/notifications/n%00/read")):
+        assert response.status_code == 400, response.content
+        assert response.json()["code"] == "invalid_text"

@@ -2,6 +2,13 @@
 process's subscribers at once, the event log in small batches (fenced by the lease's token), and
 other processes (pub/sub) after it is logged.
 
+A seq handed to a subscriber is never given to another chunk, even when the process dies before
+the chunk is logged: the run hands out only seqs reserved in the lease row (``reserved_seq``, a
+block of :data:`SEQ_BLOCK` taken with the lease, extended by the event writes as the run goes), and
+a run that takes the thread over starts after the reservation. A chunk beyond the reservation
+waits (for this process's subscribers) until the write that logs it and extends the reservation
+commits.
+
 :class:`ActiveRun` is one run this process executes for a thread, with its lease and its batching;
 :class:`EventPublisher` sends numbered chunks to subscribers here and in other processes.
 """
@@ -21,24 +28,54 @@ logger = logging.getLogger(__name__)
 FLUSH_NOW = frozenset({"step-finish", "finish", "abort", "error", "tool-call-approval", "tripwire"})
 FLUSH_DELAY_S = 0.02
 FLUSH_MAX = 64
+#: seqs a run reserves at a time (with the lease, then whenever less than half a block is left)
+SEQ_BLOCK = 256
+
+
+class LayerFailures:
+    """The channel-layer failures a runtime sees. Pub/sub is best effort (the event log is the
+    truth): a failure is never raised to the caller; the first of an outage is logged with its
+    traceback, the next ones at debug level until an operation succeeds again. ``failing`` tells
+    subscribers to read the event log meanwhile (:mod:`.subscriptions`)."""
+
+    def __init__(self):
+        self.failing = False
+
+    def failed(self, what: str) -> None:
+        if self.failing:
+            logger.debug("channel layer still failing (%s)", what, exc_info=True)
+            return
+        self.failing = True
+        logger.error("channel layer failed (%s); subscribers read the event log until it is back", what,
+                     exc_info=True)
+
+    def succeeded(self) -> None:
+        if self.failing:
+            self.failing = False
+            logger.warning("channel layer works again")
 
 
 class EventPublisher:
     """Numbered chunks to this process's subscribers (``local``) and to other processes (``remote``)."""
 
-    def __init__(self, local: Callable[[str, list[dict]], None], pubsub: PubSub | None, process_id: str):
+    def __init__(self, local: Callable[[str, list[dict]], None], pubsub: PubSub | None, process_id: str,
+                 failures: LayerFailures | None = None):
         self.local = local
         self.pubsub = pubsub
         self.process_id = process_id
+        self.failures = failures or LayerFailures()
 
     async def remote(self, key: str, chunks: list[dict]) -> None:
-        """Publish to other processes; a failure is logged (they fill gaps from the event log)."""
+        """Publish to other processes; a failure is logged (once per outage: :class:`LayerFailures`),
+        never raised: their subscribers read the chunks from the event log."""
         if self.pubsub is None:
             return
         try:
             await self.pubsub.publish(key, {"kind": "chunks", "origin": self.process_id, "chunks": chunks})
         except Exception:
-            logger.exception("could not publish chunks of %s", key)
+            self.failures.failed("publish chunks")
+        else:
+            self.failures.succeeded()
 
     async def both(self, key: str, chunks: list[dict]) -> None:
         """Chunks already in the event log (written by the store), to every subscriber."""
@@ -46,27 +83,38 @@ class EventPublisher:
         await self.remote(key, chunks)
 
     async def abort_request(self, key: str, run_id: str | None) -> None:
-        """Ask the process that runs the thread's run to abort it."""
+        """Ask the process that runs the thread's run to abort it (best effort: the request is in
+        the lease row already, and the owner reads it when it renews its lease)."""
         if self.pubsub is not None:
-            await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": run_id})
+            try:
+                await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": run_id})
+            except Exception:
+                self.failures.failed("publish an abort request")
+            else:
+                self.failures.succeeded()
 
 
 class ActiveRun:
     """A run this process executes for a thread: its lease (``run_id``, ``token``), its ``seq``,
     its chunks and their batched, fenced writes to the event log.
 
-    ``emit(chunk)`` numbers a chunk and publishes it here at once; the run's ``finish`` (or
-    ``abort``) is kept in ``final`` and published by the run's end, after the lease is settled.
-    ``lost`` becomes True once a write or renewal finds the lease taken over; the run is then
-    aborted (``controller``) and nothing more of it is written."""
+    ``emit(chunk)`` numbers a chunk and publishes it here at once when its seq is reserved
+    (``reserved``, see the module docstring), or else once the write that logs it commits (``held``
+    until then); the run's ``finish`` (or ``abort``) is kept in ``final`` and published by the
+    run's end, after the lease is settled. ``lost`` becomes True once a write or renewal finds the
+    lease taken over; the run is then aborted (``controller``) and nothing more of it is written."""
 
     def __init__(self, *, key: str, agent: Any, run_id: str, token: int, last_seq: int, resource_id: str,
-                 thread_id: str, store: ThreadStore, publisher: EventPublisher, spawn: Callable):
+                 thread_id: str, store: ThreadStore, publisher: EventPublisher, spawn: Callable,
+                 reserved_seq: int | None = None):
         self.key = key
         self.agent = agent
         self.run_id = run_id
         self.token = token
         self.seq = last_seq
+        #: the seqs up to here may be handed out before they are logged (None: no limit, a store
+        #: that reserves nothing)
+        self.reserved = reserved_seq
         self.resource_id = resource_id
         self.thread_id = thread_id
         self.store = store
@@ -74,8 +122,9 @@ class ActiveRun:
         self._local = publisher.local
         self._spawn = spawn
         self.controller = AbortController()
-        self.chunks: list[dict] = []  # every chunk of the current run (late subscribers replay it)
+        self.chunks: list[dict] = []  # every chunk of the current run handed out (late subscribers replay it)
         self.pending: list[dict] = []  # not yet in the event log
+        self.held: list[dict] = []  # numbered beyond the reservation: not handed out yet
         self.flush_handle: asyncio.TimerHandle | None = None
         self.flushing: asyncio.Future | None = None
         self.lost = False
@@ -87,14 +136,18 @@ class ActiveRun:
         self.seq += 1
         chunk = {**chunk, "seq": self.seq}
         kind = chunk["type"]
-        if kind == "start" and not chunk.get("payload", {}).get("resumed"):
-            self.chunks = []
-        self.chunks.append(chunk)
         if kind == "finish" or kind == "abort":  # the run's last chunk on the thread
             self.final = chunk
+            if not self.held:
+                self.chunks.append(chunk)
             return
         self.pending.append(chunk)
-        self._local(self.key, [chunk])
+        if self.held or (self.reserved is not None and self.seq > self.reserved):
+            self.held.append(chunk)  # handed out once logged (``_write``) or at the run's end
+            if len(self.held) == 1 or len(self.pending) >= FLUSH_MAX:  # later ones: ``_write`` flushes again
+                self.schedule_flush(0)
+            return
+        self._hand_out(chunk)
         if kind == "step-finish" and not chunk["payload"]["stepResult"].get("isContinued", True):
             # the run's last step: its tail goes with the run's final transaction
             if self.flush_handle is None:
@@ -103,6 +156,24 @@ class ActiveRun:
             self.schedule_flush(0)
         elif self.flush_handle is None:
             self.schedule_flush(FLUSH_DELAY_S)
+
+    def _hand_out(self, chunk: dict) -> None:
+        if chunk["type"] == "start" and not chunk.get("payload", {}).get("resumed"):
+            self.chunks = []
+        self.chunks.append(chunk)
+        self._local(self.key, [chunk])
+
+    def release_held(self, upto: int | None = None) -> None:
+        """Hand out the held chunks up to seq ``upto`` (all of them when None): their seqs are now
+        reserved or logged."""
+        while self.held and (upto is None or self.held[0]["seq"] <= upto):
+            self._hand_out(self.held.pop(0))
+
+    def wanted_reservation(self) -> int | None:
+        """The reservation a write should extend to, when less than half a block is left."""
+        if self.reserved is None or self.seq + SEQ_BLOCK // 2 <= self.reserved:
+            return None
+        return self.seq + SEQ_BLOCK
 
     def schedule_flush(self, delay: float) -> None:
         if self.flush_handle is not None:
@@ -127,14 +198,24 @@ class ActiveRun:
         await asyncio.shield(self.flushing)
 
     async def _write(self, batch: list[dict]) -> None:
+        reserve = self.wanted_reservation()
         try:
-            ok = await self.store.append_events(key=self.key, token=self.token, events=batch)
+            if reserve is None:
+                ok = await self.store.append_events(key=self.key, token=self.token, events=batch)
+            else:
+                ok = await self.store.append_events(key=self.key, token=self.token, events=batch, reserve=reserve)
         except Exception:
             logger.exception("could not write events of run %s", self.run_id)
             return
         if not ok:
             self.lose()
             return
+        if reserve is not None:
+            self.reserved = max(self.reserved, reserve)
+        if self.held and not self.lost:
+            self.release_held(max(self.reserved, batch[-1]["seq"]))
+            if self.held:  # still beyond: the next write reserves further
+                self.schedule_flush(0)
         await self.publisher.remote(self.key, batch)
 
     async def take_tail(self) -> list[dict]:
@@ -149,9 +230,10 @@ class ActiveRun:
         return tail
 
     def lose(self) -> None:
-        """The lease was taken over: stop the run, write nothing more."""
+        """The lease was taken over: stop the run, write nothing more, hand out nothing more."""
         self.lost = True
+        self.held = []
         self.controller.abort("lease lost")
 
 
-__all__ = ["ActiveRun", "EventPublisher", "FLUSH_DELAY_S", "FLUSH_MAX", "FLUSH_NOW"]
+__all__ = ["ActiveRun", "EventPublisher", "FLUSH_DELAY_S", "FLUSH_MAX", "FLUSH_NOW", "LayerFailures", "SEQ_BLOCK"]

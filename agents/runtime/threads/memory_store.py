@@ -19,6 +19,7 @@ from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
 from ..signal import echo_chunk, render_content, render_signal
 from .store import thread_key
+from .events import SEQ_BLOCK
 
 #: events kept per thread (``agents.threads.events.EVENT_RETENTION``)
 EVENT_RETENTION = 2000
@@ -62,10 +63,14 @@ class InMemoryThreadStore:
         if lease is None:
             lease = self.leases[key] = {"key": key, "resource_id": resource_id, "thread_id": thread_id, "agent_id": "",
                                         "owner_run_id": None, "owner_process": "", "status": "idle", "token": 0,
-                                        "expires_at": None, "abort_requested": False, "last_seq": 0}
+                                        "expires_at": None, "abort_requested": False, "last_seq": 0,
+                                        "reserved_seq": 0}
         return lease
 
     def _take(self, lease: dict, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int) -> None:
+        # the new owner's seqs follow every seq written or reserved (a dead owner's are skipped)
+        start = max(lease["last_seq"], lease["reserved_seq"])
+        lease.update(last_seq=start, reserved_seq=start + SEQ_BLOCK)
         lease.update(owner_run_id=run_id, agent_id=agent_id, owner_process=process_id, status="running",
                      token=lease["token"] + 1, expires_at=self.clock() + ttl_ms / 1000.0, abort_requested=False)
 
@@ -97,6 +102,7 @@ class InMemoryThreadStore:
     def _reclaim(self, lease: dict) -> None:
         """The owner died: inputs it took and never saved wait again; its run failed."""
         dead = lease["owner_run_id"]
+        lease["last_seq"] = max(lease["last_seq"], lease["reserved_seq"])  # it may have handed them out
         saved = {m["id"] for m in self.history.get(lease["key"], ())}
         for row in self.inputs:
             if row["key"] == lease["key"] and row["consumed_by"] == dead and row["status"] == "consumed" \
@@ -226,7 +232,7 @@ class InMemoryThreadStore:
                            and not ((m.get("metadata") or {}).get("signal") or {}).get("transient"))
         if record is not None:
             self.runs.setdefault(record["id"], {}).update(record, status=record.get("status") or "completed")
-        lease["last_seq"] = max(lease["last_seq"], last_seq)
+        _settle(lease, last_seq)
         echoes: list[dict] = []
         nxt = self._next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, events=echoes)
         return {"next": nxt, "events": echoes}
@@ -238,19 +244,23 @@ class InMemoryThreadStore:
         lease["expires_at"] = self.clock() + ttl_ms / 1000.0
         return {"ok": True, "abort": lease["abort_requested"]}
 
-    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
+    async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
         lease = self.leases.get(key)
         if lease is None or lease["token"] != token:
             return False
-        self._append(lease, events)
+        if events:
+            self._append(lease, events)
+        if reserve is not None:
+            lease["reserved_seq"] = max(lease["reserved_seq"], reserve)
         return True
 
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
         log = self.events.get(key, [])
         if after_seq is not None:
             rows = [c for c in log if c["seq"] > after_seq]
-            if log and log[0]["seq"] > after_seq + 1:
-                lease = self.leases[key]
+            lease = self.leases.get(key)
+            # a gap above ``last_seq - retention`` is a dead run's reserved seqs, not pruned ones
+            if log and log[0]["seq"] > after_seq + 1 and after_seq < lease["last_seq"] - self.event_retention:
                 snapshot = snapshot_chunk(thread_id=lease["thread_id"], resource_id=lease["resource_id"],
                                           messages=list(self.history.get(lease["key"], ())), seq=log[0]["seq"] - 1)
                 return [snapshot] + rows
@@ -293,7 +303,8 @@ class InMemoryThreadStore:
             return
         if events:
             self._append(lease, events)
-        lease.update(last_seq=max(lease["last_seq"], last_seq), status="suspended", expires_at=None)
+        _settle(lease, last_seq)
+        lease.update(status="suspended", expires_at=None)
 
     async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
         lease = next((x for x in self.leases.values()
@@ -344,7 +355,7 @@ def _release(lease: dict) -> None:
 
 def _lease_dict(lease: dict, signals: list[dict], stream_options: dict | None = None) -> dict:
     return {"key": lease["key"], "run_id": lease["owner_run_id"], "token": lease["token"],
-            "last_seq": lease["last_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
+            "last_seq": lease["last_seq"], "reserved_seq": lease["reserved_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
             "thread_id": lease["thread_id"], "signals": signals, "stream_options": stream_options or {}}
 
 
@@ -354,9 +365,16 @@ def _consume(rows: list[dict], run_id: str) -> None:
 
 
 def _number(lease: dict, chunks: list[dict]) -> list[dict]:
+    base = max(lease["last_seq"], lease["reserved_seq"])
     for offset, chunk in enumerate(chunks, start=1):
-        chunk["seq"] = lease["last_seq"] + offset
+        chunk["seq"] = base + offset
     return chunks
+
+
+def _settle(lease: dict, last_seq: int) -> None:
+    """The owner names the last seq it handed out: its reservation beyond is free again."""
+    lease["last_seq"] = max(lease["last_seq"], last_seq)
+    lease["reserved_seq"] = lease["last_seq"]
 
 
 def _state_record(thread: dict, thread_id: str, state: dict, signal: dict, now_iso: str) -> dict | None:

@@ -28,7 +28,7 @@ from ..messages import new_id
 from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
 from .background import BackgroundTasks
-from .events import ActiveRun, EventPublisher
+from .events import ActiveRun, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, ThreadStore, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
@@ -73,10 +73,12 @@ class ThreadRuntime:
         self.background = BackgroundTasks(self.active)
         #: runs ``coro`` as a background task of this runtime (awaited by :meth:`drain_background`)
         self.spawn = self.background.spawn
+        #: pub/sub is best effort: its failures are logged once per outage, never raised
+        self.failures = LayerFailures()
         self.subscriptions = Subscriptions(store, pubsub, self.process_id, runs=self.active, spawn=self.spawn,
                                            on_abort=self._on_abort_request, abort=self.abort,
-                                           buffer_max=subscriber_buffer_max)
-        self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id)
+                                           buffer_max=subscriber_buffer_max, failures=self.failures)
+        self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures)
         #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
         #: them even when they are not in the site's registry
         self._agents: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
@@ -150,9 +152,11 @@ class ThreadRuntime:
         resource_id, thread_id = lease["resource_id"], lease["thread_id"]
         active = ActiveRun(key=key, agent=agent, run_id=lease["run_id"], token=lease["token"],
                            last_seq=lease["last_seq"], resource_id=resource_id, thread_id=thread_id,
-                           store=self.store, publisher=self.publisher, spawn=self.spawn)
+                           store=self.store, publisher=self.publisher, spawn=self.spawn,
+                           reserved_seq=lease.get("reserved_seq"))
         self.active[key] = active
-        await self.subscriptions.listen(key)
+        await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
+        await self.subscriptions.catch_up(key, active.seq)
         messages = [render_signal(s) for s in signals]
         options = dict(stream_options or {})
         options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
@@ -229,6 +233,7 @@ class ThreadRuntime:
                     return
                 nxt = ended["next"]
                 events = events + ended["events"]
+            active.release_held()  # the run's seqs are settled in the lease now
             if self.active.get(key) is active:
                 self.active.pop(key, None)
             if events:
@@ -237,7 +242,7 @@ class ThreadRuntime:
                 await self.publisher.remote(key, tail + events)
             if nxt is not None:
                 nxt.update(resource_id=active.resource_id, thread_id=active.thread_id,
-                           last_seq=max(active.seq, *(e["seq"] for e in events)) if events else active.seq)
+                           last_seq=max(nxt.get("last_seq", 0), active.seq, *(e["seq"] for e in events)))
                 next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agent_for(nxt["agent_id"])
                 await self._start_run(next_agent, key, nxt, nxt["signals"], nxt.get("stream_options") or {})
             else:

@@ -37,7 +37,7 @@ class ThreadStore(Protocol):
                      prepare: dict | None) -> dict:
         """Store one input and decide: ``{"action": "wake"|"deliver"|"persist"|"discard"|"blocked"|
         "skipped", "key", "signal", "run_id"?, "reason"?, "events"?, ...}`` (a wake also carries
-        its lease: ``token``, ``last_seq``, ``signals``, and ``prepared`` when asked)."""
+        its lease: ``token``, ``last_seq``, ``reserved_seq``, ``signals``, and ``prepared`` when asked)."""
         ...
 
     async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
@@ -54,8 +54,9 @@ class ThreadStore(Protocol):
         """Extend the owner's lease: ``{"ok", "abort"}``."""
         ...
 
-    async def append_events(self, *, key: str, token: int, events: list[dict]) -> bool:
-        """Write numbered chunks to the event log; False when ``token`` lost the lease."""
+    async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
+        """Write numbered chunks to the event log and, with ``reserve``, reserve the seqs up to it for
+        the owner (``reserved_seq``); False when ``token`` lost the lease."""
         ...
 
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:

@@ -7,6 +7,12 @@ the runtime says otherwise). A subscriber that falls that far behind is dropped:
 it holds, its stream yields one ``error`` chunk with code ``subscriber_overflow`` (no ``seq``: it
 is not a thread chunk) and ends. It may subscribe again with ``after_seq`` = the last ``seq`` it
 read; the event log has the rest.
+
+Chunks of runs in other processes come through pub/sub, which is best effort: while it fails (a
+subscription to a thread that could not be made, a failed publish, or the pub/sub telling
+``{"kind": "layer-failing"}``), this process reads the event log of the threads its subscribers
+follow every :data:`LOG_POLL_S`, and once more when it works again. A failure is logged once per
+outage (:class:`~.events.LayerFailures`) and never fails the caller: an accepted input is accepted.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import logging
 from collections import deque
 from typing import Any, AsyncIterator, Callable, Mapping
 
+from .events import LayerFailures
 from .store import PubSub, ThreadStore, thread_key
 
 logger = logging.getLogger(__name__)
@@ -23,6 +30,8 @@ logger = logging.getLogger(__name__)
 #: unread chunks a subscriber may hold before it is dropped (per runtime: ``subscriber_buffer_max``)
 SUBSCRIBER_BUFFER_MAX = 10_000
 SUBSCRIBER_OVERFLOW = "subscriber_overflow"
+#: how often subscribers read the event log while pub/sub fails
+LOG_POLL_S = 0.5
 
 
 def overflow_chunk(key: str, limit: int) -> dict:
@@ -144,7 +153,7 @@ class Subscriptions:
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, process_id: str, *, runs: Mapping[str, Any],
                  spawn: Callable, on_abort: Callable[[str, str | None], None], abort: Callable,
-                 buffer_max: int = SUBSCRIBER_BUFFER_MAX):
+                 buffer_max: int = SUBSCRIBER_BUFFER_MAX, failures: LayerFailures | None = None):
         self.store = store
         self.pubsub = pubsub
         self.process_id = process_id
@@ -155,6 +164,10 @@ class Subscriptions:
         self.buffer_max = buffer_max
         self.by_key: dict[str, set[ThreadSubscription]] = {}
         self._unsubs: dict[str, Callable] = {}
+        self.failures = failures or LayerFailures()
+        self._unheard: set[str] = set()  # threads whose pub/sub subscription failed (retried by the poller)
+        self._layer_failing = False  # the pub/sub said it fails (``layer-failing``)
+        self._poller: asyncio.Task | None = None
 
     def __contains__(self, key: str) -> bool:
         return key in self.by_key
@@ -203,6 +216,8 @@ class Subscriptions:
         held, sub._hold = sub._hold, None
         for chunk in held:  # what arrived live meanwhile, after the replay (duplicates dropped by seq)
             sub.accept(chunk)
+        if self.degraded():
+            self._ensure_poller()
         return sub
 
     def drop(self, sub: ThreadSubscription) -> None:
@@ -223,14 +238,32 @@ class Subscriptions:
             for chunk in chunks:
                 sub.push(chunk)
 
+    async def catch_up(self, key: str, last_seq: int) -> None:
+        """Before a run of this process numbers its chunks after ``last_seq``: subscribers that
+        have not seen the thread up to it (a chunk of another process's run that pub/sub has not
+        brought yet, or lost) read it from the event log first, so that no later chunk overtakes it."""
+        behind = [s for s in self.by_key.get(key, ()) if s._hold is None and 0 < s.last_seq < last_seq]
+        if behind:
+            await self._read_log(key, behind)
+
     # -- other processes ----------------------------------------------------------------------
     async def listen(self, key: str) -> None:
-        """Receive the thread's messages from other processes (once per thread)."""
+        """Receive the thread's messages from other processes (once per thread). A failure is
+        logged and leaves the thread to the poller (:meth:`_poll_log`), which retries."""
         if key in self._unsubs or self.pubsub is None:
             return
-        self._unsubs[key] = await self.pubsub.subscribe(key, lambda message, key=key: self._on_remote(key, message))
+        try:
+            self._unsubs[key] = await self.pubsub.subscribe(
+                key, lambda message, key=key: self._on_remote(key, message))
+        except Exception:
+            self.failures.failed("subscribe to a thread")
+            self._unheard.add(key)
+            self._ensure_poller()
+            return
+        self._unheard.discard(key)
 
     def unlisten(self, key: str) -> None:
+        self._unheard.discard(key)
         unsub = self._unsubs.pop(key, None)
         if unsub is not None:
             result = unsub()
@@ -246,6 +279,14 @@ class Subscriptions:
         if message.get("origin") == self.process_id:
             return
         kind = message.get("kind")
+        if kind == "layer-failing":
+            self._layer_failing = True
+            self._ensure_poller()
+            return
+        if kind == "layer-recovered":
+            self._layer_failing = False
+            self.failures.succeeded()
+            return
         if kind == "chunks":
             chunks = message["chunks"]
             for sub in list(self.by_key.get(key, ())):
@@ -256,6 +297,46 @@ class Subscriptions:
                         sub.push(chunk)
         elif kind == "abort":
             self.on_abort(key, message.get("run_id"))
+
+    # -- while pub/sub fails ------------------------------------------------------------------
+    def degraded(self) -> bool:
+        """Whether pub/sub may be missing chunks of other processes' runs right now."""
+        return self.failures.failing or self._layer_failing or bool(self._unheard)
+
+    def _ensure_poller(self) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.ensure_future(self._poll_log())
+
+    async def _poll_log(self) -> None:
+        """While pub/sub fails: retry the failed thread subscriptions and read the event log of the
+        threads this process's subscribers follow (not those it runs: their chunks are here), every
+        :data:`LOG_POLL_S`; once more when it works again (what was published meanwhile is lost),
+        then stop. Ends when nobody here subscribes any more."""
+        while True:
+            await asyncio.sleep(LOG_POLL_S)
+            for key in list(self._unheard):
+                if key in self.by_key or key in self.runs:
+                    await self.listen(key)
+                else:
+                    self._unheard.discard(key)
+            degraded = self.degraded()
+            for key in [k for k in self.by_key if k not in self.runs]:
+                subs = [s for s in self.by_key.get(key, ()) if s._hold is None]
+                if subs:
+                    await self._read_log(key, subs)
+            if not degraded or (not self.by_key and not self._unheard):
+                return
+
+    async def _read_log(self, key: str, subs: list[ThreadSubscription]) -> None:
+        """Give ``subs`` the logged chunks of the thread they have not seen (in order)."""
+        try:
+            chunks = await self.store.read_events(key=key, after_seq=min(s.last_seq for s in subs))
+        except Exception:
+            logger.warning("could not read the event log of %r", key, exc_info=True)
+            return
+        for sub in subs:
+            for chunk in chunks:
+                sub.push(chunk)
 
     async def _fill_gap(self, sub: ThreadSubscription, chunks: list[dict]) -> None:
         for chunk in await self.store.read_events(key=sub.key, after_seq=sub.last_seq):

@@ -97,7 +97,8 @@ async def test_subscribe_isolation(alice: Api, bob: Api, ops: Api):
     ({"message": 5, "threadId": "t1"}, 400, "invalid_message"),
     ({"message": "x", "threadId": "t1", "ifIdle": {"behavior": "explode"}}, 400, "invalid_behavior"),
     ({"message": "x", "threadId": 7}, 400, "invalid_field"),
-    ({"message": "x", "threadId": "t\x00"}, 400, "invalid_id"),
+    ({"message": "x", "threadId": "t\x01"}, 400, "invalid_id"),
+    ({"message": "x", "threadId": "t\x00"}, 400, "invalid_text"),  # no body may hold a NUL
 ])
 async def test_bad_sends_are_400_and_store_nothing(alice: Api, payload, status, code):
     from agents.models import ThreadInput

@@ -18,6 +18,7 @@ import pytest
 from agents.runtime.errors import SignalError
 from agents.runtime.signal import message_to_signal, state_to_signal
 from agents.runtime.threads import IF_ACTIVE, IF_IDLE, parse_branch, thread_key
+from agents.runtime.threads.events import SEQ_BLOCK
 
 R, T = "user-1", "thread-1"
 KEY = thread_key(R, T)
@@ -113,8 +114,9 @@ class ThreadStoreContract:
         assert await store.finish(key=KEY, run_id="run-1", token=old["token"], last_seq=5, new_run_id="x",
                                   process_id=PROCESS, ttl_ms=TTL) == {"next": None, "events": [], "fenced": True}
         assert await store.read_events(key=KEY, after_seq=0) == []
+        # the new owner numbers after the seqs the dead one had reserved (it may have handed them out)
         assert await store.thread_state(key=KEY) == {"active_run_id": "run-2", "status": "running",
-                                                     "agent_id": "bot", "last_seq": 0}
+                                                     "agent_id": "bot", "last_seq": SEQ_BLOCK}
 
     async def test_the_owner_renews_its_lease(self, store):
         woken = await self.accept(store, "a")
@@ -213,6 +215,26 @@ class ThreadStoreContract:
         assert await store.read_events(key=KEY, run_id="run-1") == events
         assert await store.read_events(key=KEY, run_id="run-2") == []
         assert (await store.thread_state(key=KEY))["last_seq"] == 3
+
+    async def test_seqs_a_run_reserved_are_never_numbered_again_unless_it_settles_them(self, store):
+        woken = await self.accept(store, "a")
+        assert (woken["last_seq"], woken["reserved_seq"]) == (0, SEQ_BLOCK)
+        assert await store.append_events(key=KEY, token=woken["token"], events=[chunk("run-1", 1)],
+                                         reserve=SEQ_BLOCK + 100) is True
+        # the owner ends cleanly at seq 7: what it reserved beyond is free again, no gap
+        ended = await self.finish(store, woken, last_seq=7)
+        assert ended == {"next": None, "events": []}
+        second = await self.accept(store, "b")
+        assert (second["last_seq"], second["reserved_seq"]) == (7, 7 + SEQ_BLOCK)
+        await store.append_events(key=KEY, token=second["token"], events=[chunk("run-2", 8)], reserve=7 + 300)
+        # its process dies: whatever comes next (an idle persist, a takeover) starts after the reservation
+        await self.expire(store, KEY)
+        persisted = await self.accept(store, "p", if_idle=branch("if_idle", "persist"))
+        assert [c["seq"] for c in persisted["events"]] == [7 + 300 + 1, 7 + 300 + 2, 7 + 300 + 3]
+        third = await self.accept(store, "c")
+        assert (third["action"], third["last_seq"]) == ("wake", 7 + 300 + 3)
+        # a resume from inside the never-logged stretch gets the logged chunks after it, no snapshot
+        assert [c["seq"] for c in await store.read_events(key=KEY, after_seq=100)] == [7 + 300 + n for n in (1, 2, 3)]
 
     async def test_an_idle_persist_writes_a_short_synthetic_run(self, store):
         persisted = await self.accept(store, "p", if_idle=branch("if_idle", "persist"))

@@ -13,6 +13,7 @@ from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import (SUBSCRIBER_BUFFER_MAX, SUBSCRIBER_OVERFLOW, InMemoryThreadStore, ThreadRuntime,
                                     set_thread_runtime, thread_key)
 from agents.runtime.threads import memory_store as memory_store_module
+from agents.runtime.threads.events import SEQ_BLOCK
 
 pytestmark = pytest.mark.asyncio
 
@@ -128,3 +129,41 @@ async def test_the_test_helper_fails_when_background_work_does_not_end(runtime):
     assert str(caught.value).startswith("the thread runtime was still busy after 0.05 s: task <coroutine object Event.wait")
     blocker.set()
     assert await runtime.drain_background(timeout=TIMEOUT) is True
+
+
+async def test_a_run_hands_out_only_reserved_seqs_until_their_write_commits():
+    """Chunks beyond the run's reservation reach subscribers only once the write that logs them
+    (and extends the reservation) has committed; the run's end settles the lease at its last seq."""
+    store = InMemoryThreadStore()
+    runtime = ThreadRuntime(store, None)
+    set_thread_runtime(runtime)
+    gate = asyncio.Event()
+    append = store.append_events
+
+    async def gated(**kwargs):  # the event log's writes wait until the test opens the gate
+        await gate.wait()
+        return await append(**kwargs)
+
+    store.append_events = gated
+    try:
+        agent = echo_agent(chunk_size=1)
+        sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+        text = "x" * (SEQ_BLOCK + 100)
+        result = await agent.send_message(text, resource_id=R, thread_id=T)
+        while runtime.active[thread_key(R, T)].seq <= SEQ_BLOCK + 10:
+            await asyncio.sleep(0)  # the run goes on past its reservation
+        handed = sub.take_buffered()
+        assert [c["seq"] for c in handed] == list(range(1, SEQ_BLOCK + 1))  # never beyond the reservation
+        gate.set()
+        full = await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+        assert full.text == "echo: " + text
+        rest = []
+        while not rest or rest[-1]["type"] != "finish":
+            rest.append(await asyncio.wait_for(sub.stream.__anext__(), TIMEOUT))
+        assert [c["seq"] for c in handed + rest] == list(range(1, len(handed) + len(rest) + 1))
+        await drain_thread_runtime(runtime, timeout=TIMEOUT)
+        lease = store.leases[thread_key(R, T)]
+        assert lease["reserved_seq"] == lease["last_seq"] == rest[-1]["seq"]
+        sub.unsubscribe()
+    finally:
+        set_thread_runtime(None)

@@ -38,8 +38,8 @@ def keys_backward(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("agents", "0005_choose_any_model"),
-        ("inbox", "0004_webhook_delivery_plural"),
+        ("agents", "0006_threadlease_reserved_seq"),
+        ("inbox", "0005_webhook_event_key"),
     ]
 
     operations = [
