@@ -51,13 +51,6 @@ class InMemoryThreadStore:
     def _now_iso(self) -> str:
         return datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
 
-    def _is_active(self, lease: dict) -> bool:
-        if not lease["owner_run_id"]:
-            return False
-        if lease["status"] == "suspended":
-            return True
-        return lease["expires_at"] is not None and lease["expires_at"] > self.clock()
-
     def _lease(self, key: str, resource_id: str, thread_id: str) -> dict:
         lease = self.leases.get(key)
         if lease is None:
@@ -149,7 +142,7 @@ class InMemoryThreadStore:
                      prepare: dict | None) -> dict:
         if key is None:
             lease = next((x for x in self.leases.values() if x["owner_run_id"] == target_run_id), None)
-            if lease is None or not self._is_active(lease):
+            if lease is None or not _active(lease, self.clock()):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
             key, resource_id, thread_id = lease["key"], lease["resource_id"], lease["thread_id"]
@@ -159,7 +152,7 @@ class InMemoryThreadStore:
             if state is not None and thread is None:
                 raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             lease = self._lease(key, resource_id, thread_id)  # checked first: a refusal stores nothing
-        held = self._is_active(lease)
+        held = _active(lease, self.clock())
         elsewhere = held and bool(lease["agent_id"]) and lease["agent_id"] != agent_id
         active = held and not elsewhere
         branch = if_active if active else if_idle
@@ -277,14 +270,14 @@ class InMemoryThreadStore:
         lease = self.leases.get(key)
         if lease is None:
             return None
-        active = self._is_active(lease)
+        active = _active(lease, self.clock())
         return {"active_run_id": lease["owner_run_id"] if active else None,
                 "status": lease["status"] if active else "idle", "agent_id": lease["agent_id"],
                 "last_seq": lease["last_seq"]}
 
     async def request_abort(self, *, key: str) -> dict | None:
         lease = self.leases.get(key)
-        if lease is None or not self._is_active(lease):
+        if lease is None or not _active(lease, self.clock()):
             return None
         run_id = lease["owner_run_id"]
         if lease["status"] == "suspended":
@@ -325,7 +318,7 @@ class InMemoryThreadStore:
         started = []
         for key in dict.fromkeys(expired + waiting):
             lease = self.leases.get(key)
-            if lease is None or self._is_active(lease):
+            if lease is None or _active(lease, self.clock()):
                 continue
             if lease["owner_run_id"]:
                 self._reclaim(lease)
@@ -347,6 +340,15 @@ class InMemoryThreadStore:
         for row in rows:
             row["status"] = "cancelled"
         return len(rows)
+
+
+def _active(lease: dict, now: float) -> bool:
+    """Whether ``lease`` holds its thread at ``now`` (as ``agents.threads.activity.lease_is_active``)."""
+    if not lease["owner_run_id"]:
+        return False
+    if lease["status"] == "suspended":
+        return True
+    return lease["expires_at"] is not None and lease["expires_at"] > now
 
 
 def _release(lease: dict) -> None:
