@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 
 STATUS_BY_CODE = {
     "not_authenticated": 401, "authentication_failed": 401,
-    "forbidden": 403, "resource_forbidden": 403, "thread_resource_mismatch": 403, "permission_denied": 403,
+    "forbidden": 403, "resource_forbidden": 403, "permission_denied": 403,
     "model_forbidden": 403,
     "thread_not_found": 404, "run_not_found": 404, "agent_not_found": 404, "not_found": 404, "approval_not_found": 404,
     "unknown_run": 404, "notification_not_found": 404, "endpoint_not_found": 404,

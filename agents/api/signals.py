@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.throttling import ScopedRateThrottle
 
 from agents.model_choice import amodel_choice_check
 
@@ -14,7 +13,7 @@ from .base import ApiView, json_response
 from .errors import ApiError
 from .parsing import execution_options, json_body, optional_dict
 from .targets import input_target, thread_target
-from .throttling import SEND_SCOPE
+from .throttling import SEND_SCOPE, SendRateThrottle
 
 
 async def branches(body: dict, *, agent, user) -> dict:
@@ -36,7 +35,7 @@ async def branches(body: dict, *, agent, user) -> dict:
 class SendView(ApiView):
     """The input routes: ``field`` names the body key of the input, ``method`` the agent method."""
 
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [SendRateThrottle]
     throttle_scope = SEND_SCOPE
     field = "message"
     method = "send_message"
@@ -87,7 +86,7 @@ class StateSignalView(SendView):
 
 
 class NotificationSignalView(ApiView):
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [SendRateThrottle]
     throttle_scope = SEND_SCOPE
 
     @extend_schema(operation_id="agents_send_notification", request=openapi.NOTIFICATION_BODY,

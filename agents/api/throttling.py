@@ -5,12 +5,15 @@ cache key (``throttle_agent-send_<user pk>`` in the default cache)."""
 
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 from rest_framework.exceptions import Throttled
 from rest_framework.throttling import ScopedRateThrottle
 
 from agents.runtime.errors import MastraError
+
+logger = logging.getLogger(__name__)
 
 #: the throttle scope of the send routes (``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``)
 SEND_SCOPE = "agent-send"
@@ -27,11 +30,32 @@ class SendRateExceeded(MastraError):
         self.wait = wait
 
 
+class SendRateThrottle(ScopedRateThrottle):
+    """DRF's scoped throttle that lets a request through when its cache cannot be reached (Redis
+    down): the rate is a guard, and a send refused with a 5xx is one a client retries, storing it
+    twice once the outage ends. The outage is logged once (with the error), then at debug level
+    until the cache answers again."""
+
+    failing = False
+
+    def allow_request(self, request, view) -> bool:
+        try:
+            allowed = super().allow_request(request, view)
+        except Exception:
+            cls = type(self)
+            logger.log(logging.DEBUG if cls.failing else logging.WARNING,
+                       "the rate cache failed: sends are not counted until it is back", exc_info=True)
+            cls.failing = True
+            return True
+        type(self).failing = False
+        return allowed
+
+
 def send_rate_count(user) -> None:
     """Count one send of the signed-in ``user`` against the send routes' bucket, exactly as DRF's
     throttle counts an HTTP send; raises :class:`SendRateExceeded` (nothing counted) when the bucket
     is full. Sync: the bucket is a cache read and write."""
-    throttle = ScopedRateThrottle()
+    throttle = SendRateThrottle()
     request = SimpleNamespace(user=user)  # all the throttle reads of an authenticated request
     view = SimpleNamespace(throttle_scope=SEND_SCOPE)
     if not throttle.allow_request(request, view):

@@ -245,7 +245,7 @@ async def test_resume_of_a_memory_run_after_a_restart_saves_the_exchange_once():
     assert rows == [("user", "t-approve", "user-1"), ("assistant", "t-approve", "user-1"),
                     ("tool", "t-approve", "user-1"), ("assistant", "t-approve", "user-1")]
     run = await run_row(result.run_id)
-    assert (run.status, run.finish_reason, run.thread.thread_id) == ("completed", "stop", "t-approve")
+    assert (run.status, run.finish_reason, run.thread_id) == ("completed", "stop", "user-1\x1ft-approve")
 
 
 SUBPROCESS_APPROVE = textwrap.dedent("""

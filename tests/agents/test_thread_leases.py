@@ -37,7 +37,7 @@ def test_a_takeover_never_runs_again_an_input_the_dead_run_saved_to_history():
     now = timezone.now()
     Message.objects.create(message_id=woke["signal"]["id"], thread_id=f"{R}\x1ft-saved", resource_id=R, role="user",
                            content="answered", created_at=now)
-    Message.objects.create(message_id="answer", thread_id="t-saved", resource_id=R, role="assistant",
+    Message.objects.create(message_id="answer", thread_id=f"{R}\x1ft-saved", resource_id=R, role="assistant",
                            content=[{"type": "text", "text": "echo: answered"}], created_at=now)
     ThreadLease.objects.filter(thread__thread_id="t-saved").update(expires_at=now - timedelta(seconds=1))
     [taken] = threads_recover(process_id="p2", ttl_ms=TTL_MS, new_run_id=lambda: "takeover")

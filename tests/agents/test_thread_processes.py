@@ -281,7 +281,7 @@ async def race_to_wake(spawn, tmp_path, db_url: str, redis_url: str | None, roun
     assert len(runs) == rounds and {(r.status, r.finish_reason) for r in runs} == {("completed", "stop")}
     stored = await sync_to_async(user_texts)(resource_id, thread_id)
     assert sorted(stored) == sorted(f"round {n} from {w}" for n in range(1, rounds + 1) for w in "ab")
-    lease = await sync_to_async(ThreadLease.objects.get)(thread_id=thread_id)
+    lease = await sync_to_async(ThreadLease.objects.get)(thread__thread_id=thread_id)
     assert lease.owner_run_id is None and lease.status == "idle" and lease.token == rounds
 
 
@@ -490,7 +490,7 @@ def jsonl(path: Path) -> list[dict]:
 
 
 def logged_events(thread_id: str) -> dict[int, dict]:
-    return {e.seq: e.chunk for e in ThreadEvent.objects.filter(thread_id=thread_id).order_by("seq")}
+    return {e.seq: e.chunk for e in ThreadEvent.objects.filter(thread__thread_id=thread_id).order_by("seq")}
 
 
 @pytest.mark.asyncio
@@ -639,7 +639,7 @@ def test_concurrent_acquires_give_exactly_one_owner():
     assert {r["run_id"] for r in results} == {wakes[0]["run_id"]}
     lease = lease_of(RID, "t-contend")
     assert (lease.owner_run_id, lease.token) == (wakes[0]["run_id"], 1)
-    assert ThreadInput.objects.filter(thread__thread_id=lease.thread_id, status="pending").count() == 7
+    assert ThreadInput.objects.filter(thread_id=lease.thread_id, status="pending").count() == 7
 
 
 @pytest.mark.django_db(transaction=True)
@@ -666,7 +666,7 @@ def test_release_frees_the_thread_once_and_only_for_the_owner():
     lease = lease_of(RID, "t-release")
     assert (lease.owner_run_id, lease.status, lease.expires_at, lease.token) == (None, "idle", None, 1)
     assert finish(RID, "t-release", "r1", token=1) is None
-    assert lease_renew(key=thread_key(RID, lease.thread_id), run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=lease.thread_id, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
     assert accept(RID, "t-release", "again", run_id="r2")["token"] == 2
 
 
@@ -686,7 +686,7 @@ def test_transfer_hands_the_lease_to_the_next_run_for_waiting_inputs():
     assert [s["contents"] for s in queued_run["signals"]] == ["queued"]
     assert finish(RID, "t-transfer", queued["run_id"], token=3) is None
     assert lease_of(RID, "t-transfer").owner_run_id is None
-    assert set(ThreadInput.objects.filter(thread__thread_id=lease.thread_id).values_list("status", flat=True)) == {"consumed"}
+    assert set(ThreadInput.objects.filter(thread_id=lease.thread_id).values_list("status", flat=True)) == {"consumed"}
 
 
 @pytest.mark.django_db(transaction=True)

@@ -139,7 +139,7 @@ async def test_a_title_longer_than_its_column_is_invalid_field(alice: Api):
     assert await stored() == (0, 0, 0)
     assert (await alice.post("/api/memory/threads", {"threadId": "t1", "title": "x" * 255})).status_code == 200
     refused(await alice.patch("/api/memory/threads/t1", {"title": "y" * 300}), "invalid_field")
-    assert (await Thread.objects.aget(pk="t1")).title == "x" * 255
+    assert (await Thread.objects.aget(thread_id="t1")).title == "x" * 255
 
 
 async def test_nan_infinity_and_huge_numbers_are_invalid_json(alice: Api):

@@ -11,7 +11,8 @@ from agents.runtime.errors import SignalError
 
 def test_codes_map_to_statuses():
     assert status_for("thread_not_found") == 404
-    assert status_for("resource_forbidden") == status_for("thread_resource_mismatch") == 403
+    assert status_for("resource_forbidden") == status_for("model_forbidden") == 403
+    assert status_for("run_id_taken") == 409 and status_for("run_not_found") == 404
     assert status_for("too_many_pending_inputs") == 429
     assert status_for("body_too_large") == 413
     assert status_for("invalid_attribute_value") == 400  # any validation code

@@ -133,7 +133,8 @@ async def read_runs(sub, runs: int, timeout: float = 20.0) -> list[dict]:
     return chunks
 
 
-def stored(thread_id: str) -> tuple[dict, dict, list]:
+def stored(thread_id: str, resource_id: str = "alice") -> tuple[dict, dict, list]:
+    thread_id = f"{resource_id}\x1f{thread_id}"  # the thread's key
     inputs: dict = {}
     for row in ThreadInput.objects.filter(thread_id=thread_id):
         inputs[row.input_id] = inputs.get(row.input_id, 0) + 1

@@ -80,6 +80,18 @@ async def test_resume_after_last_seq_in_the_body_or_the_header(alice: Api):
     assert replay == chunks[5:]
 
 
+async def test_a_signal_id_says_nothing_about_another_users_threads(alice: Api, bob: Api):
+    signal = {"type": "reactive", "contents": "note", "id": "sig-1"}
+    persist = {"threadId": "t1", "ifIdle": {"behavior": "persist"}}
+    first = await alice.post("/api/agents/echo/signals", {"signal": signal, **persist})
+    assert first.status_code == 200
+    again = await alice.post("/api/agents/echo/signals", {"signal": signal, **persist})
+    assert (again.status_code, body(again)["code"]) == (409, "duplicate_signal_id")  # in alice's own thread
+    for thread_id in ("t1", "t2"):  # bob's t1 (same id as alice's) and another thread: both free
+        theirs = await bob.post("/api/agents/echo/signals", {"signal": signal, **persist, "threadId": thread_id})
+        assert theirs.status_code == 200 and body(theirs)["signal"]["id"] == "sig-1"
+
+
 async def test_subscribe_isolation(alice: Api, bob: Api, ops: Api):
     await alice.post("/api/agents/echo/send-message", {"message": "mine", "threadId": "t1"})
     other = await bob.post("/api/agents/echo/threads/subscribe", {"threadId": "t1", "lastSeq": 0})

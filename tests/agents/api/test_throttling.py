@@ -49,3 +49,28 @@ async def test_the_send_rate_is_shared_by_processes_through_redis(alice: Api, re
     await sync_to_async(other.set)(key, [time.time(), time.time(), *history], 60)
     limited = await alice.post("/api/agents/echo/send-message", SEND)
     assert limited.status_code == 429 and body(limited)["code"] == "throttled"
+
+
+async def test_sends_go_through_while_the_rate_cache_is_down(alice: Api, settings, monkeypatch, caplog):
+    """Redis down: the rate is not counted, but no accepted send becomes a 5xx (which a client
+    retries, storing the input twice once Redis is back)."""
+    import socket
+
+    from rest_framework.throttling import ScopedRateThrottle
+
+    from agents.models import ThreadInput, Message
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": dead,
+                                   "OPTIONS": {"socket_connect_timeout": 0.2}}}
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"agent-send": "1/min"})
+    caplog.set_level("DEBUG", logger="agents.api.throttling")
+    answers = [await alice.post("/api/agents/echo/send-message", {**SEND, "message": f"m{i}"}) for i in range(3)]
+    assert [r.status_code for r in answers] == [200, 200, 200]
+    stored = await sync_to_async(lambda: Message.objects.filter(thread__thread_id="t1").count()
+                                 + ThreadInput.objects.filter(thread__thread_id="t1").count())()
+    assert stored == 3
+    warnings = [r for r in caplog.records if r.name == "agents.api.throttling" and r.levelname == "WARNING"]
+    assert len(warnings) == 1  # once per outage, not once per request
