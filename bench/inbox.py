@@ -172,7 +172,7 @@ def seed(count: int, *, full: bool, now) -> None:
     from agents.models import Thread
     from inbox.models import NotificationRecord, new_record_id
 
-    Thread.objects.bulk_create([Thread(id=f"thread-{t}", resource_id="bench") for t in range(THREADS)],
+    Thread.objects.bulk_create([Thread(thread_id=f"thread-{t}", resource_id="bench") for t in range(THREADS)],
                                ignore_conflicts=True)
     due = now - timedelta(seconds=1)
     rows = []
@@ -180,7 +180,7 @@ def seed(count: int, *, full: bool, now) -> None:
         priority = ("urgent" if full else ("low", "low", "medium", "high")[i % 4])
         rank = {"low": 0, "medium": 1, "high": 2, "urgent": 3}[priority]
         rows.append(NotificationRecord(
-            id=new_record_id(), agent_id="bench", resource_id="bench", thread_id=f"thread-{i % THREADS}",
+            id=new_record_id(), agent_id="bench", resource_id="bench", thread_id=f"bench\x1fthread-{i % THREADS}",
             source=("github", "slack", "email")[i % 3], kind="event", priority=priority, priority_rank=rank,
             summary=f"event {i}", deliver_at=due if full else None, summary_at=None if full else due, next_due_at=due,
             created_at=now, updated_at=now))

@@ -241,24 +241,24 @@ def race_check(prefix: str, accepted_path: str) -> None:
     accepted = json.loads(Path(accepted_path).read_text())
     threads = sorted({a["thread_id"] for a in accepted})
     seen: dict[str, int] = {a["text"]: 0 for a in accepted}
-    for message in Message.objects.filter(thread_id__in=threads, role="assistant"):
+    for message in Message.objects.filter(thread__thread_id__in=threads, role="assistant"):
         parts = message.content if isinstance(message.content, list) else [{"type": "text", "text": message.content}]
         for part in parts:
             for line in (part.get("text") or "").splitlines() if part.get("type") == "text" else []:
                 text = line[len("echo: "):] if line.startswith("echo: ") else None
                 if text in seen:
                     seen[text] += 1
-    inputs = {i.input_id: i.status for i in ThreadInput.objects.filter(thread_id__in=threads)}
+    inputs = {i.input_id: i.status for i in ThreadInput.objects.filter(thread__thread_id__in=threads)}
     overlaps = 0
     runs_total = 0
     token_mismatch = 0
     for thread_id in threads:
-        runs = sorted(Run.objects.filter(thread_id=thread_id), key=lambda r: r.started_at)
+        runs = sorted(Run.objects.filter(thread__thread_id=thread_id), key=lambda r: r.started_at)
         runs_total += len(runs)
         for before, after in zip(runs, runs[1:]):
             if before.finished_at is None or before.finished_at > after.started_at:
                 overlaps += 1
-        lease = ThreadLease.objects.filter(thread_id=thread_id).first()
+        lease = ThreadLease.objects.filter(thread__thread_id=thread_id).first()
         if lease is None or lease.token != len(runs) or lease.owner_run_id is not None:
             token_mismatch += 1
     print(json.dumps({
@@ -336,6 +336,8 @@ def case_race(pg_url: str, redis_url: str, waves: int) -> dict:
 
 # -- case sql -------------------------------------------------------------------------------------
 def sql_statements(key: str, thread_id: str) -> list[tuple[str, object, object]]:
+    """The hot-path statements on the thread ``key`` (``thread_id`` is the key too: the foreign keys
+    of leases, inputs and messages hold it)."""
     """(name, agents.sql call, ORM call) for each statement of a thread wake and its end."""
     from django.utils import timezone
 
@@ -355,7 +357,7 @@ def sql_statements(key: str, thread_id: str) -> list[tuple[str, object, object]]
          lambda: ThreadLease.objects.select_for_update().filter(thread_id=thread_id).first()),
         ("lease_save", lambda: sql.update(ThreadLease, {"thread_id": thread_id}, values),
          lambda: ThreadLease.objects.filter(thread_id=thread_id).update(**values, updated_at=timezone.now())),
-        ("thread_row", lambda: sql.select_one(Thread, {"id": thread_id}),
+        ("thread_row", lambda: sql.select_one(Thread, {"key": thread_id}),
          lambda: Thread.objects.filter(pk=thread_id).first()),
         ("history_last_20", lambda: sql.select(Message, {"thread_id": thread_id}, order_by=("-id",), limit=20),
          lambda: list(Message.objects.filter(thread_id=thread_id).order_by("-id")[:20])),
@@ -377,13 +379,13 @@ def case_sql(name: str, n: int, warmup: int) -> list[dict]:
     thread_id, key = f"sql-{time.time_ns()}", None
     key = f"bench-user\x1f{thread_id}"
     now = timezone.now()
-    Thread.objects.create(id=thread_id, resource_id="bench-user")
-    ThreadLease.objects.create(thread_id=thread_id)
+    Thread.objects.create(thread_id=thread_id, resource_id="bench-user")
+    ThreadLease.objects.create(thread_id=key)
     Run.objects.create(id="run-1", agent_id="a", started_at=now)
-    Message.objects.bulk_create([Message(message_id=f"m-{thread_id}-{i}", thread_id=thread_id, resource_id="bench-user",
+    Message.objects.bulk_create([Message(message_id=f"m-{thread_id}-{i}", thread_id=key, resource_id="bench-user",
                                          role="user", content="hello", created_at=now) for i in range(50)])
     lines = []
-    for statement, fast, orm in sql_statements(key, thread_id):
+    for statement, fast, orm in sql_statements(key, key):
         timings: dict[str, list[float]] = {"sql": [], "orm": []}
         for i in range(warmup + n):
             for label, call in (("sql", fast), ("orm", orm)) if i % 2 else (("orm", orm), ("sql", fast)):
