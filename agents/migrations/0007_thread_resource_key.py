@@ -35,6 +35,12 @@ def keys_backward(apps, schema_editor):
         Thread.objects.using(alias).filter(key=key).update(key=thread_id)
 
 
+def constraints_immediate(apps, schema_editor):
+    """PostgreSQL refuses to alter a table with pending (deferred) foreign key checks: run them now."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -50,7 +56,9 @@ class Migration(migrations.Migration):
         migrations.AlterField(model_name="thread", name="id",
                               field=models.CharField(max_length=511, primary_key=True, serialize=False)),
         migrations.RunPython(keys_forward, migrations.RunPython.noop),
+        migrations.RunPython(constraints_immediate, constraints_immediate),
         migrations.RenameField(model_name="thread", old_name="id", new_name="key"),
+        migrations.RunPython(constraints_immediate, constraints_immediate),
         migrations.RunPython(migrations.RunPython.noop, keys_backward),
         migrations.AddConstraint(model_name="thread", constraint=models.UniqueConstraint(
             fields=("resource_id", "thread_id"), name="thread_unique_in_resource")),
