@@ -13,24 +13,13 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from agents.models import Message, Thread, ThreadInput
-from tests.agents.thread_harness import GatedEcho, settle, wait_idle
+from tests.agents.thread_harness import GatedEcho, wait_idle
 from tests.chat import site
 from tests.chat.wsclient import close_code, frames_until, open_socket, run_ended, send
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 User = get_user_model()
-
-
-@pytest.fixture(autouse=True)
-async def _drain():
-    yield
-    await settle()
-
-
-@pytest.fixture
-async def alice():
-    return await sync_to_async(User.objects.create_user)("alice", password="x")
 
 
 @pytest.fixture

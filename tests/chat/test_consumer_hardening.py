@@ -14,23 +14,12 @@ from django.test import Client
 from django.utils import timezone
 
 from agents.models import Message, Thread, ThreadInput
-from tests.agents.thread_harness import settle, wait_idle
+from tests.agents.thread_harness import wait_idle
 from tests.chat.wsclient import close_code, frames_until, open_socket, send, session_cookie
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 User = get_user_model()
-
-
-@pytest.fixture(autouse=True)
-async def _drain():
-    yield
-    await settle()
-
-
-@pytest.fixture
-async def alice():
-    return await sync_to_async(User.objects.create_user)("alice", password="x")
 
 
 @sync_to_async

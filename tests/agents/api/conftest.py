@@ -13,29 +13,9 @@ from django.test import AsyncClient
 from agents.registry import get_mastra
 from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import get_thread_runtime
+from tests.rates import clear_rate_counters
 
 SITE = "tests.agents.api.site:mastra"
-
-
-def clear_rate_counters() -> None:
-    """Forget the send routes' rate counters. On Redis only this run's keys (its prefix): Django's
-    ``RedisCache.clear()`` would flush the whole database, other runs' channels and counters too."""
-    from django.conf import settings
-    from django.core.cache import cache
-
-    config = settings.CACHES["default"]
-    if not config["BACKEND"].endswith(".RedisCache"):
-        cache.clear()
-        return
-    import redis
-
-    client = redis.Redis.from_url(config["LOCATION"])
-    try:
-        keys = list(client.scan_iter(cache.make_key("throttle_*")))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 @pytest.fixture(autouse=True)

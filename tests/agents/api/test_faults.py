@@ -25,6 +25,7 @@ from agents.threads.pubsub import ChannelLayerPubSub
 from agents.threads.store import DjangoThreadStore
 from tests.agents.api import site
 from tests.agents.api.conftest import Api, body
+from tests.agents.thread_harness import collect, ends_run
 from tests.conftest import require_service
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -108,29 +109,9 @@ async def wait_until(predicate, what: str, timeout: float = 20.0) -> None:
         await asyncio.sleep(0.05)
 
 
-def ends_run(chunk: dict) -> bool:
-    return chunk["type"] == "abort" or (chunk["type"] == "finish" and chunk["payload"]["stepResult"]["reason"]
-                                        not in ("tool-calls", "suspended"))
-
-
 async def read_runs(sub, runs: int, timeout: float = 20.0) -> list[dict]:
     """The subscription's chunks up to the end of ``runs`` runs."""
-    chunks: list[dict] = []
-
-    async def go():
-        ended = 0
-        async for chunk in sub.stream:
-            chunks.append(chunk)
-            if ends_run(chunk):
-                ended += 1
-                if ended == runs:
-                    return
-
-    try:
-        await asyncio.wait_for(go(), timeout)
-    except asyncio.TimeoutError:
-        raise AssertionError(f"{runs} runs did not end in {timeout}s: {[(c['seq'], c['type']) for c in chunks]}")
-    return chunks
+    return await collect(sub, ends_run, n=runs, timeout=timeout)
 
 
 def stored(thread_id: str, resource_id: str = "alice") -> tuple[dict, dict, list]:
