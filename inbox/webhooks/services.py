@@ -4,6 +4,7 @@ thread through the thread store and stores the record)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from django.db import IntegrityError, transaction
@@ -24,6 +25,14 @@ def webhook_endpoint_get(*, source: str, name: str) -> WebhookEndpoint | None:
     return WebhookEndpoint.objects.filter(source=source, name=name, enabled=True).first()
 
 
+def column_key(value: str, limit: int = 255) -> str:
+    """``value`` as it fits a key column: itself, or past ``limit`` characters its SHA-256 (a
+    truncation would make two long keys with the same start one key)."""
+    if len(value) <= limit:
+        return value
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event_key: str, event: str) -> bool:
     """Record the delivery; False when this delivery id or this event (``event_key``, read from the
     signed body) was received before: a redelivery, a retry, or a replay of a captured body under
@@ -31,7 +40,8 @@ def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event
     the same event at once claim it once."""
     try:
         with transaction.atomic():
-            WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=delivery_id[:255], event_key=event_key,
+            WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=column_key(delivery_id),
+                                           event_key=column_key(event_key),
                                            event=event[:100])
     except IntegrityError:
         return False
@@ -40,13 +50,13 @@ def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event
 
 def webhook_delivery_finish(*, endpoint: WebhookEndpoint, delivery_id: str, outcome: str,
                             record_ids: list[str] | None = None) -> None:
-    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=delivery_id[:255]).update(
+    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=column_key(delivery_id)).update(
         outcome=outcome, record_ids=record_ids or [])
 
 
 def webhook_delivery_release(*, endpoint: WebhookEndpoint, delivery_id: str) -> None:
     """Forget a claimed delivery whose notification could not be stored: a redelivery may try again."""
-    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=delivery_id[:255],
+    WebhookDelivery.objects.filter(endpoint=endpoint, delivery_id=column_key(delivery_id),
                                    outcome=WebhookDelivery.Outcome.RECEIVED).delete()
 
 
