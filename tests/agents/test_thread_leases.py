@@ -57,7 +57,7 @@ def test_the_lease_row_is_locked_until_the_transaction_ends(postgres_db):
         try:
             with connections["default"].cursor() as cursor:
                 cursor.execute("SELECT token FROM agents_threadlease WHERE thread_id = %s FOR UPDATE NOWAIT",
-                               ["t-lock"])
+                               [thread_key(R, "t-lock")])
                 other["outcome"] = cursor.fetchone()
         except OperationalError as exc:
             other["outcome"] = str(exc).splitlines()[0]

@@ -209,7 +209,7 @@ async def test_a_value_postgresql_refuses_fails_only_its_own_call(make_agent, po
                                      for i, c in enumerate(calls)), return_exceptions=True)
     assert isinstance(results[2], DatabaseError), results[2]
     assert [results[i].record["status"] for i in (0, 1, 3, 4)] == ["pending"] * 4
-    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["t0", "t1", "t3", "t4"]
+    assert sorted([r.thread_id async for r in NotificationRecord.objects.all()]) == ["u1\x1ft0", "u1\x1ft1", "u1\x1ft3", "u1\x1ft4"]
 
 
 @pytest.mark.django_db(transaction=True)
