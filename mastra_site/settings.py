@@ -126,6 +126,8 @@ DEBUG = env_bool("DEBUG", LOOPBACK_ONLY)
 
 # HTTPS behind a proxy (``manage.py check --deploy`` is clean with these set, docs/security.md)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# the health probes stay on plain HTTP: a load balancer probes a process directly (mastra_site.health)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0, maximum=63_072_000)
@@ -212,6 +214,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # process so that concurrent test runs never share one.
     DATABASES["default"]["TEST"] = {
         "NAME": BASE_DIR / env_str("MASTRA_SQLITE_TEST_NAME", f"test-db-{os.getpid()}.sqlite3")}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # a database that does not answer fails a connection in seconds, not minutes (/readyz says so);
+    # ``?connect_timeout=N`` in DATABASE_URL sets another
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
