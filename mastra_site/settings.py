@@ -171,6 +171,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # the static files from STATIC_ROOT (after manage.py collectstatic), served by the ASGI application
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -309,8 +311,14 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Static files (mastra_site.staticfiles): ``manage.py collectstatic`` copies them into STATIC_ROOT under
+# hashed names, and WhiteNoise serves them with a year's Cache-Control (other files: WHITENOISE_MAX_AGE).
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "mastra_site.staticfiles.StaticFilesStorage"},
+}
 
 # HTTP API (agents.api, docs/api.md): token ("Token <key>" or "Bearer <key>") and session auth,
 # signed-in users only, a per-user rate on the routes that send into threads (429 past it), a body
