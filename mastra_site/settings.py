@@ -126,6 +126,8 @@ DEBUG = env_bool("DEBUG", LOOPBACK_ONLY)
 
 # HTTPS behind a proxy (``manage.py check --deploy`` is clean with these set, docs/security.md)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# the health probes stay on plain HTTP: a load balancer probes a process directly (mastra_site.health)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0, maximum=63_072_000)
@@ -169,6 +171,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # the static files from STATIC_ROOT (after manage.py collectstatic), served by the ASGI application
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -212,6 +216,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # process so that concurrent test runs never share one.
     DATABASES["default"]["TEST"] = {
         "NAME": BASE_DIR / env_str("MASTRA_SQLITE_TEST_NAME", f"test-db-{os.getpid()}.sqlite3")}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # a database that does not answer fails a connection in seconds, not minutes (/readyz says so);
+    # ``?connect_timeout=N`` in DATABASE_URL sets another
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -302,8 +311,14 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Static files (mastra_site.staticfiles): ``manage.py collectstatic`` copies them into STATIC_ROOT under
+# hashed names, and WhiteNoise serves them with a year's Cache-Control (other files: WHITENOISE_MAX_AGE).
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "mastra_site.staticfiles.StaticFilesStorage"},
+}
 
 # HTTP API (agents.api, docs/api.md): token ("Token <key>" or "Bearer <key>") and session auth,
 # signed-in users only, a per-user rate on the routes that send into threads (429 past it), a body

@@ -1,7 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from mastra_site import health
+
 urlpatterns = [
+    # probes for a load balancer (mastra_site.health): not under /api/, no sign-in
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("", include("chat.urls")),  # browser chat UI: the page at /, login, its JSON
     # HTTP API (agents.api, docs/api.md) and the webhooks that feed the inbox (inbox.webhooks)

@@ -29,18 +29,21 @@ def free_port() -> int:
 
 
 @contextmanager
-def daphne_server(db_url: str, tmp_path: Path, **env_extra: str):
+def daphne_server(db_url: str, tmp_path: Path, *, asgi: bool = False, **env_extra: str):
     """``manage.py runserver`` (daphne's, serving the static files) on a free loopback port with
     ``MASTRA=tests.chat.site:mastra``; yields its base URL; stops it (and shows its log when the
-    test failed to start it)."""
+    test failed to start it). ``asgi=True`` runs ``daphne mastra_site.asgi:application`` instead, as
+    production does (the static files from ``STATIC_ROOT`` through WhiteNoise)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "PYTEST_CURRENT_TEST")}
     env.update({"DATABASE_URL": db_url, "MASTRA": "tests.chat.site:mastra", "PYTHONPATH": str(ROOT),
                 "DJANGO_SETTINGS_MODULE": "mastra_site.settings", **env_extra})
     log_path = tmp_path / f"daphne-{port}.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload",
-                                 "--insecure"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        command = ([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mastra_site.asgi:application"]
+                   if asgi else
+                   [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--insecure"])
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT

@@ -84,6 +84,9 @@ def test_database_url_selects_postgresql():
     assert (s["name"], s["host"], s["port"], s["user"], s["password"]) == (
         "mastra_prod", "db.example.internal", 5433, "mastra", "s3cret")
     assert "init_command" not in s["options"]
+    # a database that does not answer fails in seconds (/readyz); the URL may say otherwise
+    assert s["options"] == {"connect_timeout": 5}
+    assert probe(DATABASE_URL="postgres://u:p@pg:5432/app?connect_timeout=30")["options"] == {"connect_timeout": 30}
     # the channel layer does not depend on the database
     assert s["layer_backend"] == "channels.layers.InMemoryChannelLayer"
 

@@ -1,0 +1,93 @@
+"""Static files in production: ``manage.py collectstatic`` into ``STATIC_ROOT``, then
+``daphne mastra_site.asgi:application`` alone with ``DEBUG=false`` serves them (WhiteNoise): hashed
+names in the pages, a year's ``Cache-Control`` on them, the chat page styled and answering in
+headless Chromium, and Swagger UI's files for ``/api/docs/`` from the site itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from tests.chat.browser import ROOT, chromium, daphne_server, orm
+from tests.chat.test_e2e import PASSWORD, pick_bot, say, sign_in, wait_text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+YEAR = "max-age=315360000, public, immutable"
+
+
+def production_env(static_root) -> dict[str, str]:
+    return {"DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1,localhost", "STATIC_ROOT": str(static_root)}
+
+
+def collectstatic(static_root) -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "PYTHONPATH": str(ROOT),
+           **production_env(static_root)}
+    proc = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def get(url: str):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.headers, response.read()
+
+
+def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, tmp_path):
+    static_root = tmp_path / "static"
+    collectstatic(static_root)
+    manifest = json.loads((static_root / "staticfiles.json").read_text())["paths"]
+    assert re.fullmatch(r"chat/chat\.[0-9a-f]{12}\.css", manifest["chat/chat.css"])
+    orm(lambda: get_user_model().objects.create_user("ann", password=PASSWORD))
+
+    with daphne_server(db_url_for_subprocess, tmp_path, asgi=True, **production_env(static_root)) as base:
+        # the hashed files: their type, and cached for a year (their name changes with their content)
+        for name, content_type in [("chat/chat.css", 'text/css; charset="utf-8"'),
+                                   ("chat/chat.js", 'text/javascript; charset="utf-8"'),
+                                   ("chat/markdown.js", 'text/javascript; charset="utf-8"')]:
+            status, headers, body = get(f"{base}/static/{manifest[name]}")
+            assert (status, headers["Content-Type"], headers["Cache-Control"]) == (200, content_type, YEAR), name
+            assert body == (ROOT / "chat" / "static" / name).read_bytes(), name
+
+        with chromium(tmp_path) as browser:
+            page = browser.new_page()
+            statics = []
+            page.on("response", lambda r: statics.append((r.url[len(base):], r.status))
+                    if r.url.startswith(base + "/static/") else None)
+            sign_in(page, base)
+            # the page names the hashed files, and its style sheet applies
+            assert page.get_attribute("link[rel=stylesheet]", "href") == "/static/" + manifest["chat/chat.css"]
+            assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)"
+            pick_bot(page)
+            say(page, "hello from production")
+            wait_text(page, 0, "echo: hello from production")
+            assert set(statics) == {("/static/" + manifest[name], 200)
+                                    for name in ("chat/chat.css", "chat/chat.js", "chat/markdown.js")}
+
+            # Swagger UI (signed in) loads its files from the site's static files
+            statics.clear()
+            page.goto(base + "/api/docs/")
+            page.wait_for_selector(".swagger-ui .info .title")
+            sidecar = {url: status for url, status in statics if "drf_spectacular_sidecar" in url}
+            assert sidecar == {"/static/" + manifest[f"drf_spectacular_sidecar/swagger-ui-dist/{name}"]: 200
+                               for name in ("swagger-ui.css", "swagger-ui-bundle.js",
+                                            "swagger-ui-standalone-preset.js", "favicon-32x32.png")}
+
+
+def test_before_collectstatic_pages_name_the_files_as_they_are(tmp_path, settings):
+    """Django's test runner and ``runserver`` without ``DEBUG`` have no manifest: the plain name,
+    which ``runserver`` serves from the apps' folders, not an error on every ``{% static %}``."""
+    from mastra_site.staticfiles import StaticFilesStorage
+
+    assert settings.DEBUG is False
+    assert StaticFilesStorage(location=tmp_path).url("chat/chat.css") == "/static/chat/chat.css"
+    (tmp_path / "staticfiles.json").write_text(json.dumps(
+        {"version": "1.1", "paths": {"chat/chat.css": "chat/chat.0123456789ab.css"}}))
+    assert StaticFilesStorage(location=tmp_path).url("chat/chat.css") == "/static/chat/chat.0123456789ab.css"
