@@ -94,6 +94,7 @@ async def api_call(headers: list) -> dict:
 
 
 @pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)  # the site's handler closes old connections
 async def test_an_api_requests_log_line_carries_its_request_id(json_lines):
     response = await api_call([(b"x-request-id", b"edge-7f3a-42")])
     assert response["status"] == 401
@@ -104,6 +105,7 @@ async def test_an_api_requests_log_line_carries_its_request_id(json_lines):
 
 
 @pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)  # the site's handler closes old connections
 async def test_a_request_without_a_sane_request_id_gets_a_new_one(json_lines):
     first = await api_call([(b"x-request-id", b"no spaces; please")])
     second = await api_call([])
