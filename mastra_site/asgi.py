@@ -17,6 +17,7 @@ import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
+from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
@@ -26,8 +27,9 @@ refuse_unsafe_start()
 def http_application(site=None):
     """HTTP: ``/api/`` through the API's own handler (without the site's sync middleware, but with
     the site's security policy, ``agents.api.security``), everything else through Django's handler
-    and ``settings.MIDDLEWARE``. Both read their settings when built (tests build one anew)."""
-    return api_first(site or get_asgi_application(), ApiHandler())
+    and ``settings.MIDDLEWARE``. Both read their settings when built (tests build one anew). Each
+    request has a request id for its log lines, sent back as ``X-Request-ID``."""
+    return with_request_id(api_first(site or get_asgi_application(), ApiHandler()))
 
 
 application = start_with_server(ProtocolTypeRouter({

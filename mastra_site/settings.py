@@ -363,10 +363,21 @@ MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_
 # so that a far larger frame is cut by the protocol instead of being buffered.
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = MASTRA_CHAT_MAX_FRAME_BYTES + 64 * 1024
 
+# ``text`` (the default) is for people; ``json`` is one JSON object per line for a log collector:
+# timestamp, level, logger, message, exception, and request_id / run_id / thread_id when known
+# (mastra_site.logging_context).
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"log_context": {"()": "mastra_site.logging_context.LogContextFilter"}},
+    "formatters": {
+        "json": {"()": "pythonjsonlogger.json.JsonFormatter", "fmt": "%(levelname)s %(name)s %(message)s",
+                 "rename_fields": {"levelname": "level", "name": "logger", "exc_info": "exception"},
+                 "timestamp": True},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["log_context"],
+                             **({"formatter": "json"} if LOG_FORMAT == "json" else {})}},
     "root": {"handlers": ["console"],
              "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))},
 }

@@ -37,7 +37,10 @@ def daphne_server(db_url: str, tmp_path: Path, *, asgi: bool = False, **env_extr
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "PYTEST_CURRENT_TEST")}
     env.update({"DATABASE_URL": db_url, "MASTRA": "tests.chat.site:mastra", "PYTHONPATH": str(ROOT),
-                "DJANGO_SETTINGS_MODULE": "mastra_site.settings", **env_extra})
+                "DJANGO_SETTINGS_MODULE": "tests.settings", **env_extra})
+    if db_url.startswith("sqlite"):  # one process on SQLite: a broker would be refused (mastra.E006)
+        env.pop("REDIS_URL", None)
+        env.pop("CELERY_BROKER_URL", None)
     log_path = tmp_path / f"daphne-{port}.log"
     with open(log_path, "wb") as log:
         command = ([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mastra_site.asgi:application"]

@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,8 @@ def test_the_asgi_application_refuses_to_start(env):
 
 def test_check_deploy_is_clean_with_the_production_environment(env):
     production = {"DEBUG": "false", "SECRET_KEY": LONG_KEY, "ALLOWED_HOSTS": "mastra.example.com",
-                  "REDIS_URL": "redis://redis.example.internal:6379/0", "SECURE_SSL_REDIRECT": "true",
+                  "REDIS_URL": "redis://redis.example.internal:6379/0",
+                  "DATABASE_URL": "postgres://mastra:pw@db.example.internal:5432/mastra", "SECURE_SSL_REDIRECT": "true",
                   "SESSION_COOKIE_SECURE": "true", "CSRF_COOKIE_SECURE": "true", "SECURE_HSTS_SECONDS": "31536000",
                   "SECURE_HSTS_INCLUDE_SUBDOMAINS": "true", "SECURE_HSTS_PRELOAD": "true",
                   "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto"}
@@ -172,3 +174,87 @@ def test_a_bad_proxy_header_or_switch_is_a_clear_configuration_error(env):
     assert last_error_line(run(env, "-c", PROBE, MASTRA_KEEP_PROVIDER_PAYLOADS="sometimes")) == (
         "django.core.exceptions.ImproperlyConfigured: MASTRA_KEEP_PROVIDER_PAYLOADS must be true or false "
         "(1/0, yes/no, on/off), not 'sometimes'")
+
+
+# -- the process layout (mastra.E006 to E008, W002) ------------------------------------------------
+
+SQLITE = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}}
+POSTGRES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "mastra"}}
+IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+REDIS_LAYER = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                           "CONFIG": {"hosts": ["redis://redis:6379/0"]}}}
+
+
+def core_layer(expiry: int) -> dict:
+    return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                        "CONFIG": {"hosts": ["redis://redis:6379/0"], "capacity": 1000, "expiry": expiry}}}
+
+
+def layout(settings, *, processes=1, databases=POSTGRES, layer=REDIS_LAYER, broker="redis://redis:6379/0",
+           eager=None, keepalive=25) -> list[tuple[str, str, str]]:
+    """``(id, message, hint)`` of the layout checks' findings with these settings (no database is used)."""
+    from mastra_site.checks import check_channel_expiry, check_process_layout
+
+    settings.WEB_CONCURRENCY = processes
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Overriding setting DATABASES")
+        settings.DATABASES = databases
+    settings.CHANNEL_LAYERS = layer
+    settings.CELERY_BROKER_URL = broker
+    settings.CELERY_TASK_ALWAYS_EAGER = (not broker) if eager is None else eager
+    settings.MASTRA_API_KEEPALIVE_S = keepalive
+    return [(f.id, f.msg, f.hint) for f in check_process_layout(None) + check_channel_expiry(None)]
+
+
+def test_the_production_layout_passes(settings):
+    assert layout(settings, processes=4) == []
+    assert layout(settings, processes=4, layer=core_layer(60)) == []
+    # the embedded default: one process, SQLite, the in-memory layer, eager tasks
+    assert layout(settings, databases=SQLITE, layer=IN_MEMORY, broker="") == []
+
+
+def test_several_processes_or_celery_workers_on_sqlite_are_refused(settings):
+    hint = "Set DATABASE_URL to PostgreSQL, or run one process without a broker."
+    assert layout(settings, databases=SQLITE) == [
+        ("mastra.E006", "the SQLite database cannot serve several processes (Celery workers (a broker is set))", hint)]
+    assert layout(settings, processes=3, databases=SQLITE) == [
+        ("mastra.E006", "the SQLite database cannot serve several processes (WEB_CONCURRENCY=3 and Celery workers "
+                        "(a broker is set))", hint)]
+    # a broker with eager tasks runs them in the serving process: one process
+    assert layout(settings, databases=SQLITE, eager=True) == []
+
+
+def test_celery_workers_need_a_channel_layer_that_reaches_them(settings):
+    assert layout(settings, layer=IN_MEMORY) == [
+        ("mastra.E007", "the in-memory channel layer cannot reach the Celery workers' runs (CELERY_BROKER_URL is "
+                        "set without REDIS_URL)", "Set REDIS_URL so that channels-redis links the processes.")]
+
+
+def test_eager_tasks_with_several_processes_are_refused(settings):
+    assert layout(settings, processes=2, broker="") == [
+        ("mastra.E008", "Celery tasks run eagerly in each of the WEB_CONCURRENCY=2 processes (no broker: every "
+                        "process dispatches the due notifications itself)",
+         "Set REDIS_URL (or CELERY_BROKER_URL) and run a Celery worker and beat.")]
+    assert [f[0] for f in layout(settings, processes=2, eager=True)] == ["mastra.E008"]
+
+
+def test_channel_messages_expiring_before_the_keep_alive_are_a_warning(settings):
+    assert layout(settings, layer=core_layer(20)) == [
+        ("mastra.W002", "channel messages expire after 20 s (MASTRA_CHANNEL_EXPIRY_S), before the 25 s keep-alive "
+                        "of a quiet connection",
+         "Set MASTRA_CHANNEL_EXPIRY_S to 25 or more (the chat page pings every 25 s; MASTRA_API_KEEPALIVE_S=25).")]
+    assert [f[:2] for f in layout(settings, layer=core_layer(60), keepalive=90)] == [
+        ("mastra.W002", "channel messages expire after 60 s (MASTRA_CHANNEL_EXPIRY_S), before the 90 s keep-alive "
+                        "of a quiet connection")]
+    assert layout(settings, layer=core_layer(25)) == []
+    assert layout(settings, layer=REDIS_LAYER, keepalive=90) == []  # the pub/sub layer has no expiry
+
+
+def test_check_refuses_redis_with_sqlite(env):
+    proc = run(env, "manage.py", "check", REDIS_URL="redis://redis:6379/0")
+    assert proc.returncode == 1
+    assert ("?: (mastra.E006) the SQLite database cannot serve several processes (Celery workers (a broker is set))"
+            "\n\tHINT: Set DATABASE_URL to PostgreSQL, or run one process without a broker.") in proc.stderr, proc.stderr
+    proc = run(env, "manage.py", "check", REDIS_URL="redis://redis:6379/0", MASTRA_CHANNEL_LAYER="core",
+               MASTRA_CHANNEL_EXPIRY_S="10", DATABASE_URL="postgres://u:p@127.0.0.1:1/none")
+    assert "?: (mastra.W002) channel messages expire after 10 s" in proc.stderr, proc.stderr

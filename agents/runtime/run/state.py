@@ -24,6 +24,7 @@ from ..scoring import task_completion_check
 from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
 from .. import transforms
+from ..logcontext import enter_run, leave_run
 from . import ending, processing, step, suspended, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
@@ -114,7 +115,15 @@ class Run:
 
     # -- the loop -----------------------------------------------------------------------------
     async def execute(self, *, resuming: bool = False) -> GenerateResult:
-        """Run (or, with ``resuming``, continue a suspended run) to its end; return the result."""
+        """Run (or, with ``resuming``, continue a suspended run) to its end; return the result. Log
+        lines written meanwhile carry the run id and thread id (``agents.runtime.logcontext``)."""
+        token = enter_run(self.run_id, (self.memory or {}).get("thread_id"))
+        try:
+            return await self._execute(resuming)
+        finally:
+            leave_run(token)
+
+    async def _execute(self, resuming: bool) -> GenerateResult:
         await self.send(self.chunk("start", {"resumed": True} if resuming else {}))
         if self.hooks is not None and not resuming:
             for echo in self.hooks.echoes:  # the inputs this thread run answers

@@ -1,0 +1,9 @@
+"""The test run's settings (pyproject's ``DJANGO_SETTINGS_MODULE``): the site's own, with a fast
+password hasher. Users are created by the hundred in the tests, and the production hashers are
+slow on purpose. This module is not part of the installed package, so no deployment can load it by
+mistake; server processes started by the tests that check the tests' passwords use it as well
+(``tests/chat/browser.py``)."""
+
+from mastra_site.settings import *  # noqa: F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
