@@ -172,7 +172,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # the static files from STATIC_ROOT (after manage.py collectstatic), served by the ASGI application
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "mastra_site.staticfiles.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -91,3 +91,12 @@ def test_before_collectstatic_pages_name_the_files_as_they_are(tmp_path, setting
     (tmp_path / "staticfiles.json").write_text(json.dumps(
         {"version": "1.1", "paths": {"chat/chat.css": "chat/chat.0123456789ab.css"}}))
     assert StaticFilesStorage(location=tmp_path).url("chat/chat.css") == "/static/chat/chat.0123456789ab.css"
+
+
+def test_every_middleware_runs_on_the_async_path(settings):
+    """A sync-only middleware would make every ASGI request a sync one (a thread hop each), and a
+    task a view starts would inherit an executor that is gone once the request ends."""
+    from django.utils.module_loading import import_string
+
+    sync_only = [path for path in settings.MIDDLEWARE if not getattr(import_string(path), "async_capable", False)]
+    assert sync_only == []
