@@ -173,9 +173,25 @@ test('processDataStream with reconnect subscribes again after a dropped connecti
   const threadId = fresh('reconnect');
   let subscribes = 0;
   // the first subscription's connection drops right after the first run's finish event
+  let reconnected = false;
   const droppingFetch = async (url, init) => {
     const response = await fetch(url, init);
-    if (!String(url).endsWith('/threads/subscribe') || ++subscribes > 1) return response;
+    if (!String(url).endsWith('/threads/subscribe')) return response;
+    if (++subscribes > 1) {
+      // the server registers a subscription before it flushes `: connected`: once those bytes
+      // arrive, a message sent now reaches this subscription
+      const reader = response.body.getReader();
+      const body = new ReadableStream({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) { controller.close(); return; }
+          reconnected = true;
+          controller.enqueue(value);
+        },
+        cancel(reason) { return reader.cancel(reason); },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let seen = '';
@@ -196,8 +212,7 @@ test('processDataStream with reconnect subscribes again after a dropped connecti
   const reading = subscription.processDataStream({ onChunk: async (c) => { chunks.push(c); }, reconnect: { maxRetries: 3, delayMs: 50 } });
   await agent.sendMessage({ message: 'before', resourceId: 'alice', threadId });
   await until(() => chunks.some(endsRun), 'the first run');
-  await until(() => subscribes === 2, 'the second subscription');
-  await sleep(100); // the new subscription is registered once its `: connected` arrived
+  await until(() => reconnected, 'the second subscription to connect');
   await agent.sendMessage({ message: 'after', resourceId: 'alice', threadId });
   await until(() => chunks.filter(endsRun).length === 2, 'the run after the reconnect');
   assert.equal(textOf(chunks), 'echo: beforeecho: after');

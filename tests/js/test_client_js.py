@@ -26,6 +26,9 @@ def test_mastra_client_js_works_unchanged(db_url_for_subprocess, tmp_path):
     alice, bob = user_token("alice"), user_token("bob")
     with live_server(db_url_for_subprocess, tmp_path / "daphne.out", MASTRA_API_SEND_RATE="100000/min") as base:
         env = {**os.environ, "MASTRA_BASE_URL": base, "MASTRA_TOKEN": alice, "MASTRA_OTHER_TOKEN": bob}
-        run = subprocess.run([node, "--test", "--test-reporter=spec", "client.test.mjs"], cwd=HERE, env=env,
+        # a test that hangs fails by name after 30 s; the runner exits even if a failed test left a
+        # subscription open (an open SSE connection would otherwise keep node alive)
+        run = subprocess.run([node, "--test", "--test-reporter=spec", "--test-timeout=30000", "--test-force-exit",
+                              "client.test.mjs"], cwd=HERE, env=env,
                              capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-4000:] + (tmp_path / "daphne.out").read_text()[-4000:]
