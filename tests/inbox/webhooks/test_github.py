@@ -257,7 +257,7 @@ async def test_an_ignored_event_is_recorded_once_too(github_endpoint):
     assert await WebhookDelivery.objects.acount() == 1
 
 
-def test_the_event_key_is_the_identity_in_the_body():
+async def test_the_event_key_is_the_identity_in_the_body():
     from inbox.webhooks.github import event_key
 
     run = json.loads(fixture_bytes("github", "workflow_run_failure"))
