@@ -107,7 +107,7 @@ class Caller:
         """The run ``run_id`` when the caller may act on it: its resource is the caller's (staff: any).
         An unknown run and another resource's run are the same :class:`RunNotFound` (404)."""
         id_check(run_id, "runId", MAX_RUN_ID)
-        run = Run.objects.filter(pk=run_id).first()
+        run = Run.objects.filter(pk=run_id).select_related("thread").first()
         if run is None or not (self.is_staff or (run.resource_id and run.resource_id == self.resource_id)):
             raise RunNotFound(f"run {run_id!r} not found")
         return run
@@ -115,7 +115,7 @@ class Caller:
     def run_thread(self, run_id: str) -> Thread | None:
         """The thread run ``run_id`` (:meth:`run`) answered in; None for a run without a thread."""
         run = self.run(run_id)
-        return None if run.thread_id is None else Thread.objects.filter(pk=run.thread_id).first()
+        return run.thread
 
     athread = database_sync_to_async(thread)
     arun_thread = database_sync_to_async(run_thread)

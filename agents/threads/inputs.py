@@ -91,8 +91,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                                   "idle thread", code="unknown_run")
             key = lease.thread_id
             resource_id, thread_id = thread_ref(key)
-            thread = Thread.objects.select_row({"key": key})
-            lease.thread = thread
+            thread = None  # an active run's thread: never woken here, so its row is not needed
         else:
             if state is not None:
                 thread = thread_checked(resource_id, thread_id)
