@@ -2,8 +2,9 @@
 
 A thread is active while its lease names an owner run and that run is either suspended (on a tool
 approval: no expiry, the thread stays held) or running with an unexpired lease. An expired lease
-means its owner died: the thread is idle and the next wake (or recovery) reclaims it.
-Every module of ``agents`` that asks the question asks it here.
+means its owner died: the thread is idle and the next wake (or recovery) reclaims it. The rule is
+the runtime's (``agents.runtime.threads.decision.lease_held``); every module of ``agents`` that asks
+the question on a lease row asks it here.
 """
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ from datetime import datetime
 from django.utils import timezone
 
 from agents.models import ThreadLease
+from agents.runtime.threads.decision import LeaseView, lease_held
 
 from .identity import thread_ref
 
 
 def lease_is_active(lease: ThreadLease, now: datetime) -> bool:
-    """Whether ``lease`` (a row, locked or not) holds its thread at ``now``."""
-    if not lease.owner_run_id:
-        return False
-    if lease.status == ThreadLease.Status.SUSPENDED:
-        return True
-    return lease.expires_at is not None and lease.expires_at > now
+    """Whether ``lease`` (a row, locked or not) holds its thread at ``now`` (the runtime's
+    ``decision.lease_held``)."""
+    return lease_held(owner_run_id=lease.owner_run_id, status=lease.status, expires_at=lease.expires_at, now=now)
+
+
+def lease_view(lease: ThreadLease, now: datetime) -> LeaseView:
+    """What the decision table reads of a lease row at ``now``."""
+    return LeaseView(held=lease_is_active(lease, now), agent_id=lease.agent_id, status=lease.status,
+                     owner_run_id=lease.owner_run_id, token=lease.token)
 
 
 def lease_state(lease: ThreadLease, now: datetime) -> dict:

@@ -1,12 +1,8 @@
-"""Thread inputs (invariant 1): the decision for each input, stored in one transaction, and the
-waiting inputs a run drains.
+"""Thread inputs (invariant 1): each input stored as DESIGN §4's table decides, in one transaction,
+and the waiting inputs a run drains.
 
-:func:`input_accept` is DESIGN §4's table: on an active thread ``deliver`` (into the owner's next
-step), ``queue`` (a run of its own after the owner's), ``persist`` or ``discard``; on an idle one
-``wake`` (take the lease, start a run), ``persist`` or ``discard``. A thread held by another
-agent's run is idle for the sender, as in Mastra: its wake is accepted behind that run (``deliver``
-with a new run id) unless the run is suspended, which blocks it (``blocked``, reason
-``thread-blocked``).
+:func:`input_accept` locks and loads the thread's lease, asks the table
+(``agents.runtime.threads.decision.input_decide``) and stores what it decided.
 """
 
 from __future__ import annotations
@@ -22,17 +18,16 @@ from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content, render_signal
+from agents.runtime.threads.decision import DELIVER, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, input_decide
 from agents.store import thread_prepare_locked, time_parse
 
-from .activity import lease_is_active
+from .activity import lease_is_active, lease_view
 from .identity import thread_checked, thread_ensure, thread_ref
 from .events import events_append_locked, events_number
 from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
                      lease_to_dict)
 from .state import state_signal_record
 
-#: Mastra's reason for a wake refused by a suspended run of another agent
-THREAD_BLOCKED = "thread-blocked"
 
 
 def input_persist_history(lease: ThreadLease, signal: dict) -> None:
@@ -51,11 +46,10 @@ def inputs_mark_consumed(rows: list[ThreadInput], run_id: str, now: datetime) ->
                {"status": ThreadInput.Status.CONSUMED, "consumed_by": run_id, "consumed_at": now})
 
 
-def inputs_take_for_run(lease: ThreadLease, *, include_queue: bool) -> list[dict]:
+def inputs_take_for_run(lease: ThreadLease) -> list[dict]:
     """Mark waiting deliver inputs as consumed by the lease's run; return their signals in order."""
-    kinds = [ThreadInput.Kind.DELIVER] + ([ThreadInput.Kind.QUEUE] if include_queue else [])
     rows = ThreadInput.objects.select_rows({"thread_id": lease.thread_id, "status": ThreadInput.Status.PENDING,
-                                            "kind": kinds}, order_by=("id",))
+                                            "kind": [DELIVER]}, order_by=("id",))
     if not rows:
         return []
     inputs_mark_consumed(rows, lease.owner_run_id, timezone.now())
@@ -100,11 +94,9 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             else:
                 thread, fresh = thread_ensure(resource_id, thread_id)
             lease = lease_lock_or_create(thread)
-        held = lease_is_active(lease, now)
-        # a run of another agent holds the thread: for this agent the thread is idle (Mastra)
-        elsewhere = held and bool(lease.agent_id) and lease.agent_id != agent_id
-        active = held and not elsewhere
-        branch = if_active if active else if_idle
+        decision = input_decide(lease_view(lease, now), agent_id=agent_id, mode=mode, if_active=if_active,
+                                if_idle=if_idle)
+        branch = if_active if decision.branch == "if_active" else if_idle
         accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
                     "acceptedAt": now.isoformat()}
         if state is not None:
@@ -115,40 +107,35 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                         "action": "skipped"}
             accepted = recorded
         base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
-        behavior = branch["behavior"]
-        if behavior == "discard":
+        if decision.action == "discard":
             return {**base, "action": "discard"}
         # signal ids are unique within a thread: another resource's ids say nothing here
         if (ThreadInput.objects.row_exists({"thread_id": key, "input_id": accepted["id"]})
                 or Message.objects.row_exists({"thread_id": key, "message_id": accepted["id"]})):
             raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
-        if held:  # the input waits for a run: refused over the cap, nothing stored
+        if decision.waits:  # the input waits for a run: refused over the cap, nothing stored
             check_pending_inputs(ThreadInput.objects.filter(thread_id=key,
                                                             status=ThreadInput.Status.PENDING).count())
         # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
         # of the attributes, the rendered string does
         stored = {**accepted, "rendered": render_content(accepted)}
         common = {"input_id": accepted["id"], "thread_id": key, "agent_id": agent_id, "signal": stored}
-        if held and behavior == "persist":
+        if decision.action == "echo":
             # stored now as an input; the owner writes it into the history where it belongs in
             # the run's order (at its next step boundary, or when the run ends)
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
             return {**base, "action": "persist"}
-        if elsewhere:
-            if lease.status == ThreadLease.Status.SUSPENDED:
-                return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease.owner_run_id}
-            # accepted behind the other agent's run: a run of its own once that one ends
+        if decision.action == "blocked":
+            return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease.owner_run_id}
+        if decision.action == "queue":  # a run of its own once the holder's ends
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
-                                      "stream_options": stream_options}])
+                                              "stream_options": stream_options}])
             return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
-        if active:
-            if mode == "queue":
-                ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
-                                          "stream_options": stream_options}])
-                return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
-            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
+        if decision.action == "deliver":
+            ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER,
+                                              "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
-        if behavior == "persist":
+        if decision.action == "persist":
             input_persist_history(lease, stored)
             synthetic = new_run_id
             chunks = events_number(lease, persist_run_chunks(echo_chunk(accepted, synthetic), synthetic))
@@ -156,12 +143,11 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             lease_save(lease)
             return {**base, "action": "persist", "events": chunks}
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
-        if lease.owner_run_id:
+        if decision.reclaim:
             lease_reclaim(lease, now)
-        never_run = lease.token == 0  # no inputs wait on a thread that never ran: only an active one queues
         lease_take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
         lease_save(lease)
-        leftovers = [] if never_run else inputs_take_for_run(lease, include_queue=False)
+        leftovers = inputs_take_for_run(lease) if decision.leftovers else []
         ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": new_run_id,
                                   "status": ThreadInput.Status.CONSUMED, "consumed_by": new_run_id,
                                   "consumed_at": now, "stream_options": stream_options}])
@@ -179,8 +165,7 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order,
     marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
     thread_ref(key)
-    waiting = {"thread_id": key, "status": ThreadInput.Status.PENDING,
-               "kind": [ThreadInput.Kind.DELIVER, ThreadInput.Kind.ECHO]}
+    waiting = {"thread_id": key, "status": ThreadInput.Status.PENDING, "kind": list(STEP_KINDS)}
     if not ThreadInput.objects.row_exists(waiting):
         # the usual answer, read without a write transaction; an input stored just after this is
         # taken at the next step boundary or handed to the next run by run_finish
@@ -199,8 +184,8 @@ def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
 def queued_inputs_list(*, key: str) -> list[dict]:
     """Inputs waiting for a run of the thread (not the echoes), oldest first."""
     thread_ref(key)
-    rows = ThreadInput.objects.filter(thread_id=key, status=ThreadInput.Status.PENDING).exclude(
-        kind=ThreadInput.Kind.ECHO).order_by("id")
+    rows = ThreadInput.objects.filter(thread_id=key, status=ThreadInput.Status.PENDING,
+                                      kind__in=WAITING_KINDS).order_by("id")
     return [{"id": r.input_id, "kind": r.kind, "runId": r.run_id, "agentId": r.agent_id, "signal": r.signal,
              "createdAt": r.created_at.isoformat()} for r in rows]
 
@@ -209,5 +194,5 @@ def queued_inputs_cancel(*, key: str | None, ids: list[str]) -> int:
     """Cancel waiting inputs of the thread ``key`` by id (of any thread with ``key`` None: the
     admin's action); returns how many were still waiting."""
     rows = ThreadInput.objects.all() if key is None else ThreadInput.objects.filter(thread_id=key)
-    return rows.filter(input_id__in=ids, status=ThreadInput.Status.PENDING).exclude(
-        kind=ThreadInput.Kind.ECHO).update(status=ThreadInput.Status.CANCELLED)
+    return rows.filter(input_id__in=ids, status=ThreadInput.Status.PENDING, kind__in=WAITING_KINDS).update(
+        status=ThreadInput.Status.CANCELLED)

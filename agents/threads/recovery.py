@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import ThreadInput, ThreadLease
-
+from agents.runtime.threads.decision import WAITING_KINDS
 
 from .activity import lease_is_active
 from .leases import lease_lock, lease_reclaim
@@ -28,7 +28,7 @@ def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], st
     written for inputs persisted during the dead run."""
     now = timezone.now()
     leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=now)
-    inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING).exclude(kind=ThreadInput.Kind.ECHO)
+    inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING, kind__in=WAITING_KINDS)
     if agent_ids is not None:
         leases = leases.filter(agent_id__in=agent_ids)
         inputs = inputs.filter(agent_id__in=agent_ids)

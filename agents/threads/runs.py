@@ -16,6 +16,7 @@ from django.utils import timezone
 from agents.models import Run, ThreadInput, ThreadLease, ToolApproval
 from agents.runtime.chunks import abort_chunk
 from agents.runtime.signal import echo_chunk
+from agents.runtime.threads.decision import next_run
 from agents.store import messages_save_locked, run_record
 
 from .activity import lease_is_active
@@ -31,35 +32,28 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
                    events: list[dict]) -> dict | None:
     """Give the (locked) lease to the next run for waiting inputs, or release it.
 
-    The next run takes the first waiting input: a queued one alone (under its own run id), or the
-    deliver inputs up to the next queued one (under ``new_run_id``). Echo chunks of inputs persisted
-    while the ending run was active are written and added to ``events``. Returns the new run's
-    lease dict, or None when the thread is idle now."""
+    Which inputs the next run takes is the decision table's (``decision.next_run``): a queued one
+    alone (under its own run id), or the deliver inputs up to the next queued one (under
+    ``new_run_id``). Echo chunks of inputs persisted while the ending run was active are written and
+    added to ``events``. Returns the new run's lease dict, or None when the thread is idle now."""
     rows = ThreadInput.objects.select_rows({"thread_id": lease.thread_id, "status": ThreadInput.Status.PENDING},
                                            order_by=("id",))
-    echoes = [r for r in rows if r.kind == ThreadInput.Kind.ECHO]
-    rows = [r for r in rows if r.kind != ThreadInput.Kind.ECHO]
-    if echoes:  # persisted while the run was active and not taken by it: into history now, echoed
+    plan = next_run([r.kind for r in rows])
+    if plan.echoes:  # persisted while the run was active and not taken by it: into history now, echoed
+        echoes = [rows[i] for i in plan.echoes]
         for row in echoes:
             input_persist_history(lease, row.signal)
         inputs_mark_consumed(echoes, lease.owner_run_id, now)
         chunks = events_number(lease, [echo_chunk(r.signal, lease.owner_run_id) for r in echoes])
         events_append_locked(lease, chunks)
         events.extend(chunks)
-    if not rows:
+    if not plan.taken:
         lease_release(lease)
         lease_save(lease)
         return None
-    first = rows[0]
-    if first.kind == ThreadInput.Kind.QUEUE:
-        taken, run_id = [first], first.run_id
-    else:
-        taken = []
-        for row in rows:
-            if row.kind == ThreadInput.Kind.QUEUE:
-                break
-            taken.append(row)
-        run_id = new_run_id
+    taken = [rows[i] for i in plan.taken]
+    first = taken[0]
+    run_id = first.run_id if plan.own_run_id else new_run_id
     lease_take(lease, run_id=run_id, agent_id=first.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
     lease_save(lease)
     inputs_mark_consumed(taken, run_id, now)

@@ -3,6 +3,8 @@
 One module per job:
 
 - ``store``: the :class:`ThreadStore` and :class:`PubSub` protocols, :func:`thread_key`;
+- ``decision``: DESIGN §4's table, once: whether a run holds a thread, what happens to an input,
+  which inputs the next run takes (both stores call it; they only lock, load and persist);
 - ``memory_store``: :class:`InMemoryThreadStore`, the protocol in memory (runtime tests);
 - ``inputs``: an input's target and ``if_active`` / ``if_idle`` branches, :class:`SendResult`;
 - ``events``: a run's event stream (``seq``, batching, flush, publish here and elsewhere);

@@ -17,13 +17,15 @@ from typing import Any, Callable
 
 from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
+from ..limits import check_pending_inputs
 from ..signal import echo_chunk, render_content, render_signal
 from .store import thread_key
+from .decision import (DELIVER, ECHO, QUEUE, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, LeaseView, input_decide,
+                       lease_held, next_run)
 from .events import SEQ_BLOCK
 
 #: events kept per thread (``agents.threads.events.EVENT_RETENTION``)
 EVENT_RETENTION = 2000
-THREAD_BLOCKED = "thread-blocked"
 
 
 class InMemoryThreadStore:
@@ -106,25 +108,22 @@ class InMemoryThreadStore:
             run.update(status="failed", finish_reason="error", error="the process running it stopped")
 
     def _next_start(self, lease: dict, *, new_run_id: str, process_id: str, ttl_ms: int, events: list[dict]) -> dict | None:
-        rows = self._pending(lease["key"], ("deliver", "queue", "echo"))
-        echoes = [r for r in rows if r["kind"] == "echo"]
-        rows = [r for r in rows if r["kind"] != "echo"]
-        if echoes:
+        rows = self._pending(lease["key"], (DELIVER, QUEUE, ECHO))
+        plan = next_run([r["kind"] for r in rows])
+        if plan.echoes:
+            echoes = [rows[i] for i in plan.echoes]
             for row in echoes:
                 self._persist(lease, row["signal"])
             _consume(echoes, lease["owner_run_id"])
             chunks = _number(lease, [echo_chunk(r["signal"], lease["owner_run_id"]) for r in echoes])
             self._append(lease, chunks)
             events.extend(chunks)
-        if not rows:
+        if not plan.taken:
             _release(lease)
             return None
-        first = rows[0]
-        if first["kind"] == "queue":
-            taken, run_id = [first], first["run_id"]
-        else:
-            taken = list(itertools.takewhile(lambda r: r["kind"] != "queue", rows))
-            run_id = new_run_id
+        taken = [rows[i] for i in plan.taken]
+        first = taken[0]
+        run_id = first["run_id"] if plan.own_run_id else new_run_id
         self._take(lease, run_id=run_id, agent_id=first["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
         _consume(taken, run_id)
         self.runs.setdefault(run_id, {"id": run_id}).update(
@@ -152,10 +151,9 @@ class InMemoryThreadStore:
             if state is not None and thread is None:
                 raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             lease = self._lease(key, resource_id, thread_id)  # checked first: a refusal stores nothing
-        held = _active(lease, self.clock())
-        elsewhere = held and bool(lease["agent_id"]) and lease["agent_id"] != agent_id
-        active = held and not elsewhere
-        branch = if_active if active else if_idle
+        decision = input_decide(_view(lease, self.clock()), agent_id=agent_id, mode=mode, if_active=if_active,
+                                if_idle=if_idle)
+        branch = if_active if decision.branch == "if_active" else if_idle
         accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
                     "acceptedAt": self._now_iso()}
         if state is not None:
@@ -167,32 +165,36 @@ class InMemoryThreadStore:
                         "action": "skipped"}
             accepted = recorded
         base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
-        behavior = branch["behavior"]
-        if behavior == "discard":
+        if decision.action == "discard":
             return {**base, "action": "discard"}
+        # signal ids are unique within a thread
+        if any(r["key"] == key and r["input_id"] == accepted["id"] for r in self.inputs) \
+                or any(m["id"] == accepted["id"] for m in self.history.get(key, ())):
+            raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
+        if decision.waits:
+            check_pending_inputs(sum(1 for r in self.inputs if r["key"] == key and r["status"] == "pending"))
         stored = {**accepted, "rendered": render_content(accepted)}  # rendered once, here
-        if held and behavior == "persist":
-            self._add_input(lease, signal=stored, agent_id=agent_id, kind="echo", run_id=lease["owner_run_id"])
+        if decision.action == "echo":
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind=ECHO, run_id=lease["owner_run_id"])
             return {**base, "action": "persist"}
-        if elsewhere or (active and mode == "queue"):
-            if elsewhere and lease["status"] == "suspended":
-                return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease["owner_run_id"]}
-            self._add_input(lease, signal=stored, agent_id=agent_id, kind="queue", run_id=new_run_id,
+        if decision.action == "blocked":
+            return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease["owner_run_id"]}
+        if decision.action == "queue":
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind=QUEUE, run_id=new_run_id,
                             stream_options=stream_options)
             return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
-        if active:
-            self._add_input(lease, signal=stored, agent_id=agent_id, kind="deliver", run_id=lease["owner_run_id"])
+        if decision.action == "deliver":
+            self._add_input(lease, signal=stored, agent_id=agent_id, kind=DELIVER, run_id=lease["owner_run_id"])
             return {**base, "action": "deliver", "run_id": lease["owner_run_id"]}
-        if behavior == "persist":
+        if decision.action == "persist":
             self._persist(lease, stored)
             chunks = _number(lease, persist_run_chunks(echo_chunk(accepted, new_run_id), new_run_id))
             self._append(lease, chunks)
             return {**base, "action": "persist", "events": chunks}
-        if lease["owner_run_id"]:
+        if decision.reclaim:
             self._reclaim(lease)
-        never_run = lease["token"] == 0
         self._take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms)
-        leftovers = [] if never_run else self._pending(key, ("deliver",))
+        leftovers = self._pending(key, (DELIVER,)) if decision.leftovers else []
         _consume(leftovers, new_run_id)
         self._add_input(lease, signal=stored, agent_id=agent_id, kind="deliver", run_id=new_run_id,
                         status="consumed", stream_options=stream_options)
@@ -205,7 +207,7 @@ class InMemoryThreadStore:
         lease = self.leases.get(key)
         if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
             return []
-        rows = self._pending(key, ("deliver", "echo"))
+        rows = self._pending(key, STEP_KINDS)
         _consume(rows, run_id)
         return [{"kind": r["kind"], "signal": r["signal"]} for r in rows]
 
@@ -313,7 +315,7 @@ class InMemoryThreadStore:
         expired = [x["key"] for x in self.leases.values() if x["status"] == "running"
                    and x["expires_at"] is not None and x["expires_at"] < now
                    and (agent_ids is None or x["agent_id"] in agent_ids)]
-        waiting = [r["key"] for r in self.inputs if r["status"] == "pending" and r["kind"] != "echo"
+        waiting = [r["key"] for r in self.inputs if r["status"] == "pending" and r["kind"] in WAITING_KINDS
                    and (agent_ids is None or r["agent_id"] in agent_ids)]
         started = []
         for key in dict.fromkeys(expired + waiting):
@@ -332,23 +334,25 @@ class InMemoryThreadStore:
 
     async def list_queued(self, *, key: str) -> list[dict]:
         return [{"id": r["input_id"], "kind": r["kind"], "runId": r["run_id"], "agentId": r["agent_id"],
-                 "signal": r["signal"], "createdAt": r["created_at"]} for r in self._pending(key, ("deliver", "queue"))]
+                 "signal": r["signal"], "createdAt": r["created_at"]} for r in self._pending(key, WAITING_KINDS)]
 
     async def cancel_queued(self, *, key: str, ids: list[str]) -> int:
         rows = [r for r in self.inputs if r["key"] == key and r["input_id"] in ids and r["status"] == "pending"
-                and r["kind"] != "echo"]
+                and r["kind"] in WAITING_KINDS]
         for row in rows:
             row["status"] = "cancelled"
         return len(rows)
 
 
 def _active(lease: dict, now: float) -> bool:
-    """Whether ``lease`` holds its thread at ``now`` (as ``agents.threads.activity.lease_is_active``)."""
-    if not lease["owner_run_id"]:
-        return False
-    if lease["status"] == "suspended":
-        return True
-    return lease["expires_at"] is not None and lease["expires_at"] > now
+    """Whether ``lease`` holds its thread at ``now`` (``decision.lease_held``)."""
+    return lease_held(owner_run_id=lease["owner_run_id"], status=lease["status"], expires_at=lease["expires_at"],
+                      now=now)
+
+
+def _view(lease: dict, now: float) -> LeaseView:
+    return LeaseView(held=_active(lease, now), agent_id=lease["agent_id"], status=lease["status"],
+                     owner_run_id=lease["owner_run_id"], token=lease["token"])
 
 
 def _release(lease: dict) -> None:
