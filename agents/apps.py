@@ -49,7 +49,6 @@ def build_thread_runtime():
         # a layer of its own: the runtime lives on one event loop, and a shared layer's receive
         # state must not outlive (or cross) the loop it was used on
         pubsub = ChannelLayerPubSub(channel_layers.make_backend(DEFAULT_CHANNEL_LAYER))
-    runtime = ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS)
-    runtime.agent_lookup = lambda agent_id: get_mastra().get_agent(agent_id)
-    runtime.registry_agent_ids = lambda: list(get_mastra().get_agents())
-    return runtime
+    return ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS,
+                         agent_lookup=lambda agent_id: get_mastra().get_agent(agent_id),
+                         registry_agent_ids=lambda: list(get_mastra().get_agents()))

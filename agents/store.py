@@ -21,7 +21,7 @@ from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_ch
 from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import approval_hash
 from agents.runtime.threads.store import thread_key
-from agents.threads.state import state_signal_record
+from agents.runtime.state_tracking import apply_state_signal
 
 
 def time_parse(value: str | None) -> datetime:
@@ -125,10 +125,28 @@ def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
     return thread.to_dict() if thread else None
 
 
+def state_signal_record(thread: Thread, *, state: dict, signal: dict, now: datetime,
+                        window_ids: list[str] | None = None) -> dict | None:
+    """Apply one state signal to ``thread`` (locked by the caller, or serialised by its lease; the
+    rules: ``agents.runtime.state_tracking``).
+
+    ``state`` is ``{"id", "cache_key", "mode"}``; ``window_ids`` the ids of the signals in the
+    context window of the run that computed it (None from outside a run). Returns None when the
+    state is skipped (nothing written), else the signal with ``metadata.state.threadId`` and
+    ``version``, after saving the new tracking on the thread."""
+    applied = apply_state_signal(thread.metadata, state=state, signal=signal, thread_id=thread.thread_id,
+                                 now_iso=now.isoformat(), window_ids=window_ids)
+    if applied is None:
+        return None
+    recorded, thread.metadata = applied
+    thread.save(update_fields=["metadata", "updated_at"])
+    return recorded
+
+
 def thread_state_signal_record(*, resource_id: str, thread_id: str, state: dict, signal: dict,
                                window_ids: list[str]) -> dict | None:
-    """A state signal computed in a run, applied to the thread's tracking under the row's lock (see
-    ``agents.threads.state``); a thread not stored (read-only memory) keeps no tracking."""
+    """A state signal computed in a run, applied to the thread's tracking under the row's lock
+    (:func:`state_signal_record`); a thread not stored (read-only memory) keeps no tracking."""
     with transaction.atomic():
         thread = Thread.objects.select_for_update().filter(pk=thread_key(resource_id, thread_id)).first()
         if thread is None:

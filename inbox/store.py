@@ -7,8 +7,7 @@ own database connections, instead of queueing behind every other ORM call of the
 store knows nothing of the dispatcher: records that fall due are delivered by the serving and worker
 processes' background work (``mastra_site.workers``) or by Celery beat.
 
-**Group commit.** ``send_notification_signal`` goes through ``ingest_planned`` and
-``update_grouped``: the calls of one event loop are queued, and everything that arrives while a
+**Group commit.** Every ``ingest`` and ``update``: the calls of one event loop are queued, and everything that arrives while a
 batch is in flight is written by the next batch — one worker-thread hop and one transaction
 (``inbox.services.notifications_group_commit``) for all of them, whatever their threads. A batch
 holds at most :data:`GROUP_LIMIT` notifications and updates (at least one call). Validation happens
@@ -25,9 +24,10 @@ import weakref
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from agents.runtime.notifications import Ingested
 from agents.threads.store import DjangoThreadStore
 
-from .services import notifications_group_commit, notifications_ingest, notifications_update
+from .services import notifications_group_commit
 
 #: the most notifications (ingests) plus record updates one group commit takes
 GROUP_LIMIT = 500
@@ -45,8 +45,6 @@ def _worker(func):
     return sync_to_async(call, thread_sensitive=False)
 
 
-_ingest = _worker(notifications_ingest)
-_update = _worker(notifications_update)
 _group_commit = _worker(notifications_group_commit)
 
 
@@ -143,20 +141,19 @@ def _group() -> _GroupCommit:
 
 
 class DjangoNotificationStore:
-    async def ingest(self, **kwargs):
-        return await _ingest(**kwargs)
+    """``NotificationStore`` on the ORM: every call goes through the loop's group commit."""
 
-    async def ingest_planned(self, *, thread_key: str, thread_store, plan=None, **call) -> dict:
-        """``ingest`` in the loop's group commit. The thread's state is read in the same transaction
-        when ``thread_store`` is the ORM's (``agents.threads.store.DjangoThreadStore``), and ``plan``
-        runs there; otherwise the outcome has no ``"thread"`` (the caller reads it)."""
+    async def ingest(self, *, thread_key: str, thread_store, plan=None, **call) -> Ingested:
+        """Store the call's notifications in the loop's group commit. The thread's state is read in
+        the same transaction when ``thread_store`` is the ORM's
+        (``agents.threads.store.DjangoThreadStore``), and ``plan`` runs there; otherwise the
+        outcome has ``thread_read`` False (the caller reads it)."""
         if isinstance(thread_store, DjangoThreadStore):
             call.update(thread_key=thread_key, plan=plan)
-        return await _group().submit("ingest", call)
+        out = await _group().submit("ingest", call)
+        return Ingested(records=out["records"], thread_read="thread" in out, thread=out.get("thread"),
+                        planned=out.get("planned"))
 
-    async def update_grouped(self, *, updates: list[dict], token: str) -> int:
-        """``update`` in the loop's group commit."""
+    async def update(self, *, updates: list[dict], token: str) -> int:
+        """Apply ``updates`` to the records ``token`` still claims, in the loop's group commit."""
         return await _group().submit("update", {"updates": updates, "token": token})
-
-    async def update(self, **kwargs):
-        return await _update(**kwargs)

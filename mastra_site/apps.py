@@ -1,4 +1,12 @@
 from django.apps import AppConfig
+from django.contrib.admin.apps import AdminConfig
+
+
+class MastraAdminConfig(AdminConfig):
+    """``django.contrib.admin`` whose default site shows the operator dashboard
+    (``mastra_site.admin_site``)."""
+
+    default_site = "mastra_site.admin_site.MastraAdminSite"
 
 
 class MastraSiteConfig(AppConfig):

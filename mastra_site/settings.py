@@ -152,7 +152,7 @@ SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "daphne",
-    "agents.editor.apps.MastraAdminConfig",  # django.contrib.admin with the operator dashboard (admin editor)
+    "mastra_site.apps.MastraAdminConfig",  # django.contrib.admin with the operator dashboard
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -188,7 +188,7 @@ WSGI_APPLICATION = None
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "templates"],  # site-wide templates (the admin's front page, ...)
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

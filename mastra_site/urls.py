@@ -9,7 +9,9 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("", include("chat.urls")),  # browser chat UI: the page at /, login, its JSON
-    # HTTP API (agents.api, docs/api.md) and the webhooks that feed the inbox (inbox.webhooks)
+    # HTTP API (agents.api and the inbox's inbox.urls, docs/api.md) and the webhooks that feed the
+    # inbox (inbox.webhooks)
     path("api/webhooks/", include("inbox.webhooks.urls")),
+    path("api/", include("inbox.urls")),
     path("api/", include("agents.api.urls")),
 ]

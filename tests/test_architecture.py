@@ -119,3 +119,99 @@ def test_no_runtime_class_is_over_about_300_lines(module):
     big = [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > MAX_RUNTIME_CLASS_LINES]
     assert big == []
+
+
+def package_edges(depth: int) -> dict[str, set[str]]:
+    """The import graph with modules grouped by their package at ``depth`` (1: the apps)."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in import_graph(MODULES).items():
+        package = ".".join(module.split(".")[:depth])
+        edges.setdefault(package, set())
+        for target in targets:
+            other = ".".join(target.split(".")[:depth])
+            edges.setdefault(other, set())
+            if other != package:
+                edges[package].add(other)
+    return edges
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_no_import_cycle_between_apps_or_packages(depth):
+    """Dependencies point one way between apps (``agents`` ← ``inbox`` ← ``mastra_site``) and
+    between the packages of an app (``agents.store`` ← ``agents.threads``)."""
+    assert cycle(package_edges(depth)) is None
+
+
+def protocol_methods(suffixes=("Store", "PubSub")) -> set[str]:
+    """Method names of the storage and messaging protocols (``class XStore(Protocol)``)."""
+    names = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.name.endswith(suffixes) and any(
+                    isinstance(base, ast.Name) and base.id == "Protocol" for base in node.bases):
+                names |= {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return names
+
+
+def test_no_protocol_method_is_optional():
+    """Every method of a store or pub/sub protocol is required: nobody asks ``hasattr`` whether an
+    implementation has one (one code path, typed)."""
+    methods = protocol_methods()
+    assert {"ingest", "update", "accept", "publish"} <= methods
+    probes = [(module, node.lineno, node.args[1].value) for module, path in MODULES.items()
+              for node in ast.walk(ast.parse(path.read_text()))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
+              and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in methods]
+    assert probes == []
+
+
+def runtime_classes() -> set[str]:
+    return {node.name for module, path in MODULES.items() if module.startswith("agents.runtime")
+            for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)}
+
+
+def late_collaborators(tree: ast.AST, classes: set[str]) -> list[tuple[int, str]]:
+    """Collaborators given to a runtime object after it was built: a function assigned to an
+    attribute of an object that the same function built from a runtime class, a runtime class
+    (not a dataclass, whose fields are constructor arguments) with a class-level ``Callable`` slot
+    to fill in later, and a lambda that calls through a holder filled in later
+    (``lambda chunk: holder["emit"](chunk)``)."""
+    found = []
+    for scope in ast.walk(tree):
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nodes = list(ast.walk(scope))
+            functions = {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            built = {target.id for node in nodes if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                     and getattr(node.value.func, "id", getattr(node.value.func, "attr", None)) in classes
+                     for target in node.targets if isinstance(target, ast.Name)}
+            for node in nodes:
+                if not isinstance(node, ast.Assign):
+                    continue
+                function = isinstance(node.value, ast.Lambda) or (
+                    isinstance(node.value, ast.Name) and node.value.id in functions)
+                found += [(node.lineno, ast.unparse(target)) for target in node.targets
+                          if function and isinstance(target, ast.Attribute)
+                          and isinstance(target.value, ast.Name) and target.value.id in built]
+        elif isinstance(scope, ast.ClassDef) and scope.name in classes and not any(
+                "dataclass" in ast.unparse(d) for d in scope.decorator_list):
+            found += [(node.lineno, f"{scope.name}.{node.target.id}") for node in scope.body
+                      if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                      and "Callable" in ast.unparse(node.annotation) and node.value is not None]
+        elif isinstance(scope, ast.Lambda) and isinstance(scope.body, ast.Call) \
+                and isinstance(scope.body.func, ast.Subscript):
+            found.append((scope.lineno, ast.unparse(scope)))
+    return sorted(set(found))
+
+
+def test_the_checker_finds_late_collaborators():
+    late = ast.parse("def build():\n    runtime = ThreadRuntime(store)\n    runtime.lookup = lambda i: i\n"
+                     "    holder = {}\n    run = Run(emit=lambda c: holder['emit'](c))\n"
+                     "class ThreadRuntime:\n    lookup: Callable | None = None\n")
+    assert [line for line, _ in late_collaborators(late, {"ThreadRuntime", "Run"})] == [3, 5, 7]
+
+
+def test_runtime_objects_get_their_collaborators_at_construction():
+    classes = runtime_classes()
+    late = [(module, line, what) for module, path in MODULES.items()
+            for line, what in late_collaborators(ast.parse(path.read_text()), classes)]
+    assert late == []

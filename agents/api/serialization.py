@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agents.runtime.providers.base import is_model_object
+
 
 def schema_text(schema: Any) -> str | None:
     """A tool schema as Mastra encodes it: a JSON string of ``{"json": <JSON Schema>}``."""
@@ -19,7 +21,7 @@ def model_fields(model: Any) -> dict:
         return {"provider": provider, "modelId": model_id or provider}
     if isinstance(model, dict):
         return model_fields(str(model.get("id", "")))
-    if hasattr(model, "stream"):
+    if is_model_object(model):
         return {"provider": getattr(model, "provider", "custom"), "modelId": getattr(model, "model_id", "custom")}
     return {"provider": "dynamic", "modelId": "dynamic"}
 

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import agents, approvals, memory, notifications, signals, threads
+from . import agents, approvals, memory, signals, threads
 from .openapi import ApiDocsView
 
 agent = "agents/<str:agent_id>"
@@ -32,8 +32,6 @@ urlpatterns = [
     path("memory/threads", memory.ThreadListView.as_view(), name="api-threads"),
     path("memory/threads/<str:thread_id>", memory.ThreadDetailView.as_view(), name="api-thread"),
     path("memory/threads/<str:thread_id>/messages", memory.MessageListView.as_view(), name="api-messages"),
-    path("notifications", notifications.NotificationListView.as_view(), name="api-notifications"),
-    path("notifications/<str:record_id>", notifications.NotificationDetailView.as_view(), name="api-notification"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
 ]

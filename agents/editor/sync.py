@@ -20,6 +20,7 @@ from agents.editor.models import AgentDefinition
 from agents.runtime import Agent
 from agents.runtime.mastra import Mastra
 from agents.runtime.messages import system_messages
+from agents.runtime.providers.base import is_model_object
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def model_label(model: Any) -> str:
         return model
     if isinstance(model, dict):
         return json.dumps(model, sort_keys=True)[:255]
-    if callable(model) and not hasattr(model, "stream"):
+    if callable(model) and not is_model_object(model):
         return "(resolved per request)"
     return type(model).__name__
 

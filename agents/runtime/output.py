@@ -13,17 +13,27 @@ from .results import GenerateResult
 
 
 class AgentOutput:
-    def __init__(self, run_id: str, start: Callable[[Callable[[dict], None]], Awaitable[GenerateResult]],
-                 *, on_chunk: Callable | None = None):
+    """A run's output as it streams. Made before the run (the run is built with :meth:`emit` as its
+    chunk sink), then :meth:`start` runs it."""
+
+    def __init__(self, run_id: str, *, on_chunk: Callable | None = None):
         self.run_id = run_id
         self.chunks: list[dict] = []
         self._waiters: list[asyncio.Future] = []
         self._on_chunk = on_chunk
         self._result: GenerateResult | None = None
-        self._task = asyncio.ensure_future(start(self._emit))
-        self._task.add_done_callback(self._done)
+        self._task: asyncio.Future | None = None
 
-    def _emit(self, chunk: dict) -> Any:
+    def start(self, run: Awaitable[GenerateResult]) -> "AgentOutput":
+        """Run ``run`` (the run that emits into this output); returns this output."""
+        if self._task is not None:
+            raise RuntimeError("this output's run has started already")
+        self._task = asyncio.ensure_future(run)
+        self._task.add_done_callback(self._done)
+        return self
+
+    def emit(self, chunk: dict) -> Any:
+        """A chunk of the run: kept, handed to ``on_chunk``, and to every reader waiting."""
         self.chunks.append(chunk)
         self._wake()
         if self._on_chunk is not None:

@@ -11,7 +11,6 @@ One module per job; the runtime (``agents.runtime.threads``) reaches them throug
 - ``events``: the event log with its per-thread ``seq``;
 - ``runs``: a run's end (and the next run), suspension, resumption, abort;
 - ``recovery``: threads whose owner died or that wait with no owner;
-- ``state``: state signal tracking on the thread row;
 - ``pubsub``: chunks and abort requests on the Channels layer;
 - ``store``: ``DjangoThreadStore`` and the async twins of the services.
 

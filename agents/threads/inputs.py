@@ -19,14 +19,13 @@ from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.runtime.threads.decision import DELIVER, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, input_decide
-from agents.store import thread_prepare_locked, time_parse
+from agents.store import state_signal_record, thread_prepare_locked, time_parse
 
 from .activity import lease_is_active, lease_view
 from .identity import thread_checked, thread_ensure, thread_ref
 from .events import events_append_locked, events_number
 from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
                      lease_to_dict)
-from .state import state_signal_record
 
 
 

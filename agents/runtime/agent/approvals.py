@@ -46,22 +46,21 @@ async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: st
 
     def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,
              finalize: Callable | None = None) -> AgentOutput:
-        holder: dict = {}
-        run = Run(**parts, emit=lambda chunk: holder["emit"](chunk), hooks=hooks)
-
         def on_chunk(chunk: dict) -> Any:
             if thread_emit is not None:
                 thread_emit(chunk)
             return user_on_chunk(chunk) if user_on_chunk is not None else None
 
-        async def start(emit):
-            holder["emit"] = emit
+        output = AgentOutput(run_id, on_chunk=on_chunk)
+        run = Run(**parts, emit=output.emit, hooks=hooks)
+
+        async def execute():
             result = await run_execute(run, resuming=True)
             if finalize is not None:
                 await finalize(result)
             return result
 
-        return AgentOutput(run_id, start, on_chunk=on_chunk)
+        return output.start(execute())
 
     if parts["memory"] is not None:
         async def resume(thread_emit: Callable, finalize: Callable, hooks: ThreadHooks) -> AgentOutput:

@@ -13,7 +13,7 @@ from ..delegation import sub_agent_tool
 from ..errors import AgentConfigError
 from ..ids import MAX_AGENT_ID, id_check
 from ..memory import BaseMemory
-from ..messages import system_messages
+from ..messages import new_id, system_messages
 from ..naming import snake_keys
 from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
@@ -21,6 +21,7 @@ from ..processors import processors_check
 from ..scoring import scorers_check
 from ..transforms import transform_policy_check
 from ..workflows import workflows_check
+from ..providers.base import is_model_object
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -68,7 +69,7 @@ class Agent:
             raise AgentConfigError("model", "is required (e.g. 'openai/gpt-4o-mini' or 'local/echo')")
         if isinstance(model, (str, dict)):
             resolve_model(model)  # fails fast on a malformed string or unknown provider
-        elif not callable(model) and not hasattr(model, "stream"):
+        elif not callable(model) and not is_model_object(model):
             raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model or a callable")
         self.model = model
         #: the model ids a caller over HTTP or the websocket may pick (agents.model_choice); none by default
@@ -159,7 +160,7 @@ class Agent:
 
     def get_model(self, request_context: dict | None = None) -> Any:
         model = self.model
-        if callable(model) and not hasattr(model, "stream"):
+        if callable(model) and not is_model_object(model):
             model = model(request_context or {})
         return model
 
@@ -197,15 +198,9 @@ class Agent:
     async def stream(self, messages: Any, **options: Any) -> AgentOutput:
         """Start a run and return its :class:`AgentOutput` at once (chunks as they come)."""
         options = await options_merge(self, options)
-        holder: dict = {}
-        run = await run_build(self, messages, options, lambda chunk: holder["emit"](chunk))
-        on_chunk = options.get("on_chunk")
-
-        async def start(emit):
-            holder["emit"] = emit
-            return await run_execute(run)
-
-        return AgentOutput(run.run_id, start, on_chunk=on_chunk)
+        output = AgentOutput(options.get("run_id") or new_id(), on_chunk=options.get("on_chunk"))
+        run = await run_build(self, messages, options, output.emit, run_id=output.run_id)
+        return output.start(run_execute(run))
 
     # -- tool approval ------------------------------------------------------------------------
     async def approve_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import AgentConfigError, SignalError
+from ..messages import new_id
 from ..output import AgentOutput
 from ..run import ThreadHooks
 from ..signal import create_signal, message_to_signal, state_to_signal
@@ -31,17 +32,16 @@ async def thread_stream_start(agent: Any, messages: list[dict], options: dict, *
     chunk goes to ``on_chunk``; the output completes after ``finalize(result)`` (the thread runtime
     settles the lease there)."""
     options = await options_merge(agent, options)
-    holder: dict = {}
-    run = await run_build(agent, messages, options, lambda chunk: holder["emit"](chunk), prepared=prepared,
+    output = AgentOutput(options.get("run_id") or new_id(), on_chunk=on_chunk)
+    run = await run_build(agent, messages, options, output.emit, run_id=output.run_id, prepared=prepared,
                           hooks=hooks)
 
-    async def start(emit):
-        holder["emit"] = emit
+    async def execute():
         result = await run_execute(run)
         await finalize(result)
         return result
 
-    return AgentOutput(run.run_id, start, on_chunk=on_chunk)
+    return output.start(execute())
 
 
 async def thread_subscribe(agent: Any, *, resource_id: str, thread_id: str,

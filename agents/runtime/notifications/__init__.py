@@ -20,12 +20,12 @@ from .policy import (ACTIONS, NotificationDecision, default_decision, normalize_
 from .rendering import (notification_attributes, notification_metadata, notification_signal, notification_xml,
                         summarize_records, summary_signal, summary_xml)
 from .send import send_notification_signal
-from .store import NotificationStore, get_notification_store, set_notification_store
+from .store import Ingested, NotificationStore, get_notification_store, set_notification_store
 from .thread_access import notification_thread_key, thread_runtime
 from .validation import DEFAULT_PRIORITY, PRIORITIES, PRIORITY_RANK, STATUSES, utcnow, validate_notification
 
 __all__ = ["ACTIONS", "DEFAULT_PRIORITY", "DispatchPlan", "IDLE_RECHECK", "LOCK_TTL", "MAX_DELIVERY_ATTEMPTS",
-           "NotificationDecision", "NotificationResult", "NotificationStore", "PRIORITIES", "PRIORITY_RANK",
+           "Ingested", "NotificationDecision", "NotificationResult", "NotificationStore", "PRIORITIES", "PRIORITY_RANK",
            "STATUSES", "default_decision", "emit_records", "get_notification_store", "normalize_decision",
            "notification_attributes", "notification_metadata", "notification_signal", "notification_thread_key",
            "notification_xml", "plan_thread_dispatch", "record_json", "resolve_decision", "rule_decision",

@@ -150,9 +150,9 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
     :class:`NotificationResult` out, a list gives a list.
 
     Calls for the same thread in one event loop take turns (:func:`thread_turn`). With a store
-    that group-commits (``ingest_planned``, the Django store), concurrent calls share one
-    transaction: their records, their threads' states and — for a policy without ``decide()`` —
-    their decisions' schedule fields are written together; signals are emitted after the commit.
+    that group-commits (the Django store), concurrent calls share one transaction: their records,
+    their threads' states and — for a policy without ``decide()`` — their decisions' schedule fields
+    are written together; signals are emitted after the commit.
     """
     single = isinstance(notifications, dict)
     items = [notifications] if single else notifications
@@ -173,18 +173,11 @@ async def send_notification_signal(agent: Any, notifications: Any, *, resource_i
     call = {"agent_id": agent.id, "resource_id": resource_id, "thread_id": thread_id, "notifications": normalized,
             "token": token, "locked_until": now + LOCK_TTL, "now": now}
     async with thread_turn(key):
-        planned = None
-        if hasattr(store, "ingest_planned"):
-            ingested = await store.ingest_planned(
-                **call, thread_key=key, thread_store=runtime.store,
-                plan=rule_planner(policy, now) if policy.get("decide") is None else None)
-            records, planned = ingested["records"], ingested.get("planned")
-            state = ingested["thread"] if "thread" in ingested else await runtime.store.thread_state(key=key)
-            update = store.update_grouped
-        else:
-            # the thread's state does not depend on the records: read it while they are stored
-            records, state = await asyncio.gather(store.ingest(**call), runtime.store.thread_state(key=key))
-            update = store.update
+        ingested = await store.ingest(**call, thread_key=key, thread_store=runtime.store,
+                                      plan=rule_planner(policy, now) if policy.get("decide") is None else None)
+        records, planned = ingested.records, ingested.planned
+        state = ingested.thread if ingested.thread_read else await runtime.store.thread_state(key=key)
+        update = store.update
         if planned is None:  # decide() runs here, on the event loop, then the updates are written
             active = bool(state and state.get("active_run_id"))
             thread = {"active": active, "run_id": (state or {}).get("active_run_id")}

@@ -44,6 +44,12 @@ class LanguageModel(Protocol):
         """Return an async iterator of model events for one model step."""
 
 
+def is_model_object(value: Any) -> bool:
+    """Whether ``value`` is a model object (it has ``stream``, as :class:`LanguageModel`), as opposed
+    to a ``provider/model`` string, a config dict or a callable that picks a model per request."""
+    return callable(getattr(value, "stream", None))
+
+
 def usage(input_tokens: int | None = None, output_tokens: int | None = None, *,
           reasoning_tokens: int | None = None, cached_input_tokens: int | None = None) -> dict:
     """A usage dict in the runtime's snake_case form; unknown counts are left out."""

@@ -19,6 +19,7 @@ from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
 from ..limits import check_pending_inputs
 from ..signal import echo_chunk, render_content, render_signal
+from ..state_tracking import apply_state_signal
 from .store import thread_key
 from .decision import (DELIVER, ECHO, QUEUE, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, LeaseView, input_decide,
                        lease_held, next_run)
@@ -384,28 +385,11 @@ def _settle(lease: dict, last_seq: int) -> None:
 
 
 def _state_record(thread: dict, thread_id: str, state: dict, signal: dict, now_iso: str) -> dict | None:
-    """``agents.threads.state.state_signal_record`` on a thread dict."""
-    mastra = thread["metadata"].setdefault("mastra", {})
-    signals = mastra.setdefault("stateSignals", {})
-    tracking = signals.get(state["id"])
-    if tracking and tracking.get("currentCacheKey") == state["cache_key"] \
-            and tracking.get("currentMode") == state["mode"]:
+    """A state signal applied to a thread dict's tracking (``state_tracking.apply_state_signal``)."""
+    applied = apply_state_signal(thread["metadata"], state=state, signal=signal, thread_id=thread_id, now_iso=now_iso)
+    if applied is None:
         return None
-    version = (tracking or {}).get("version", 0) + 1
-    metadata = dict(signal.get("metadata") or {})
-    metadata["state"] = {**(metadata.get("state") or {}), "id": state["id"], "cacheKey": state["cache_key"],
-                         "mode": state["mode"], "threadId": thread_id, "version": version}
-    recorded = {**signal, "metadata": metadata}
-    updated = {"currentCacheKey": state["cache_key"], "currentMode": state["mode"], "version": version,
-               "lastSignalId": recorded["id"],
-               "lastSnapshotSignalId": (recorded["id"] if state["mode"] == "snapshot"
-                                        else (tracking or {}).get("lastSnapshotSignalId")),
-               "updatedAt": now_iso,
-               "activeCopies": [{"id": recorded["id"], "cacheKey": state["cache_key"], "mode": state["mode"],
-                                 "version": version}]}
-    if updated["lastSnapshotSignalId"] is None:
-        del updated["lastSnapshotSignalId"]
-    signals[state["id"]] = updated
+    recorded, thread["metadata"] = applied
     return recorded
 
 

@@ -21,7 +21,7 @@ import os
 import socket
 import uuid
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..errors import AgentConfigError, SignalError
 from ..messages import new_id
@@ -54,19 +54,19 @@ _YIELD = _Yield()
 class ThreadRuntime:
     """Per-process coordinator of thread runs (see the module docstring).
 
-    ``subscriber_buffer_max``: unread chunks a subscriber may hold before it is dropped
-    (:mod:`.subscriptions`)."""
-
-    #: ids of the agents of the site's registry; recovery only takes threads of agents this
-    #: process can run
-    registry_agent_ids: Callable[[], Any] | None = None
-    #: finds an agent by id for runs started here for inputs of other processes (next run, recovery)
-    agent_lookup: Callable[[str], Any] | None = None
+    ``agent_lookup`` finds an agent by id for runs started here for inputs of other processes (next
+    run, recovery); ``registry_agent_ids`` lists the ids of the site's registry (recovery only takes
+    threads of agents this process can run). ``subscriber_buffer_max``: unread chunks a subscriber
+    may hold before it is dropped (:mod:`.subscriptions`)."""
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, *, lease_ttl_ms: int = 15_000,
-                 subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX):
+                 subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX,
+                 agent_lookup: Callable[[str], Any] | None = None,
+                 registry_agent_ids: Callable[[], Iterable[str]] | None = None):
         self.store = store
         self.pubsub = pubsub
+        self.agent_lookup = agent_lookup
+        self.registry_agent_ids = registry_agent_ids
         self.lease_ttl_ms = lease_ttl_ms
         self.process_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.active: dict[str, ActiveRun] = {}

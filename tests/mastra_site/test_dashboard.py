@@ -7,8 +7,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.editor.dashboard import dashboard_build
-from agents.editor.site import MastraAdminSite
+from mastra_site.dashboard import dashboard_build
+from mastra_site.admin_site import MastraAdminSite
 from agents.models import Run, Thread, ThreadLease, ToolApproval
 from inbox.models import NotificationRecord
 

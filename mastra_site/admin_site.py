@@ -1,10 +1,14 @@
-"""The admin site of mastra-django: Django's, with the operator dashboard as its front page."""
+"""The site's admin: Django's, whose front page is the operator dashboard (:mod:`mastra_site.dashboard`).
+
+``mastra_site.apps.MastraAdminConfig`` replaces ``django.contrib.admin`` in INSTALLED_APPS; its
+default site is :class:`MastraAdminSite`. The dashboard spans the agents app and the inbox, so it
+lives here, above both."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from agents.editor.dashboard import dashboard_build
+from mastra_site.dashboard import dashboard_build
 
 
 class MastraAdminSite(admin.AdminSite):

@@ -1,4 +1,4 @@
-"""The notification inbox over HTTP: list a user's records (filters: status, source, priority,
+"""The notification inbox over HTTP (``/api/notifications``, routes in :mod:`inbox.urls`): list a user's records (filters: status, source, priority,
 thread) and file one (``seen``, ``dismissed``, ``archived``), through ``inbox``'s selectors and
 services."""
 
@@ -7,16 +7,16 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from agents.api import openapi
+from agents.api.base import ApiView, json_response
+from agents.api.errors import ApiError
+from agents.api.parsing import json_body, optional_int, optional_str
 from agents.runtime.errors import MastraError
 from agents.runtime.naming import camel_keys
 from agents.runtime.notifications.delivery import record_json
-from inbox.selectors import notification_get, notification_list
-from inbox.services import notification_archive, notification_dismiss, notification_mark_seen
 
-from . import openapi
-from .base import ApiView, json_response
-from .errors import ApiError
-from .parsing import json_body, optional_int, optional_str
+from .selectors import notification_get, notification_list
+from .services import notification_archive, notification_dismiss, notification_mark_seen
 
 STATUSES = ("pending", "delivered", "seen", "dismissed", "archived", "discarded", "failed")
 PRIORITIES = ("low", "medium", "high", "urgent")

@@ -1,0 +1,74 @@
+"""The SQL statements of the agent's hot paths, pinned (the hand-written SQL of ``agents.sql``
+exists for these counts): a ``generate`` on a memory thread, a send that wakes an idle thread, and
+a message delivered into an active run. A change that adds a statement fails here and says which."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agents.runtime.testing import drain_thread_runtime
+from agents.runtime.threads import get_thread_runtime
+from tests.agents.thread_harness import make_agent
+from tests.queries import statements
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+async def test_generate_on_a_memory_thread():
+    agent = make_agent("bot")
+    await agent.generate("first", memory={"resource": "u1", "thread": "t1"})  # the thread exists
+    with statements() as seen:
+        result = await agent.generate("second", memory={"resource": "u1", "thread": "t1"})
+    assert result.text == "echo: second"
+    assert seen == [
+        "SELECT agents_thread", "SELECT agents_message",  # the thread and its history
+        "UPDATE agents_thread", "INSERT agents_message",  # the end: the thread touched, the new messages
+        "SELECT agents_thread", "INSERT agents_run",  # the run record
+        "INSERT agents_tracespan",  # its trace
+    ]
+
+
+async def test_a_send_that_wakes_an_idle_thread():
+    agent = make_agent("bot")
+    await agent.send_message("first", resource_id="u1", thread_id="t1")
+    await drain_thread_runtime(get_thread_runtime())
+    with statements() as seen:
+        sent = await agent.send_message("second", resource_id="u1", thread_id="t1")
+        await drain_thread_runtime(get_thread_runtime())
+    assert sent.action == "wake"
+    assert seen == [
+        # accept: the thread, its lease (locked), the signal id unused, the lease taken, the input, the run
+        "SELECT agents_thread", "SELECT agents_threadlease", "SELECT agents_threadinput", "SELECT agents_message",
+        "UPDATE agents_threadlease", "SELECT agents_threadinput", "INSERT agents_threadinput", "INSERT agents_run",
+        "SELECT agents_message",  # the history, in the wake's transaction
+        "SELECT agents_threadinput", "SELECT agents_threadinput",  # nothing waiting at the two step boundaries
+        # the end: the lease (locked), the events, the thread, the messages, the run, no next input
+        "SELECT agents_threadlease", "INSERT agents_threadevent", "UPDATE agents_thread", "INSERT agents_message",
+        "UPDATE agents_run", "SELECT agents_threadinput", "UPDATE agents_threadlease",
+        "INSERT agents_tracespan",
+    ]
+
+
+async def test_a_message_delivered_into_an_active_run():
+    agent = make_agent("bot", gate=0)
+    woken = await agent.send_message("first", resource_id="u1", thread_id="t1")
+    assert woken.action == "wake"
+    runtime = get_thread_runtime()
+    run = next(iter(runtime.active.values()))
+
+    def settled() -> bool:  # in its model call (past its step's drain), its first events written
+        return (agent.model.calls == 1 and not run.pending and (run.flushing is None or run.flushing.done())
+                and len(runtime.busy_with()) == 1)
+
+    while not settled():
+        await asyncio.sleep(0.01)
+    with statements() as seen:
+        sent = await agent.send_message("second", resource_id="u1", thread_id="t1")
+    agent.model.open()
+    await drain_thread_runtime(get_thread_runtime())
+    assert (sent.action, sent.run_id) == ("deliver", woken.run_id)
+    # the thread, its lease (locked), the signal id unused, the pending count (the cap), the input
+    assert seen == ["SELECT agents_thread", "SELECT agents_threadlease", "SELECT agents_threadinput",
+                    "SELECT agents_message", "SELECT agents_threadinput", "INSERT agents_threadinput"]
