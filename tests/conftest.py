@@ -61,3 +61,37 @@ def django_db_setup(django_db_setup):
     from django.db import connections
 
     asyncio.run(sync_to_async(connections.close_all)())
+
+
+@pytest.fixture
+def api_site(settings):
+    """The agents of ``tests.agents.api.site`` as the site's registry (the HTTP API and webhook
+    tests), with the API's rate counters cleared."""
+    from agents.registry import get_mastra
+    from tests.rates import clear_rate_counters
+
+    settings.MASTRA = "tests.agents.api.site:mastra"
+    get_mastra.cache_clear()
+    clear_rate_counters()
+    yield
+    get_mastra.cache_clear()
+
+
+@pytest.fixture
+def settle():
+    """``await settle()``: wait until this loop's thread runs and event flushes are over; fails the
+    test when they are not within ``timeout`` seconds."""
+    from agents.runtime.testing import drain_thread_runtime
+    from agents.runtime.threads import get_thread_runtime
+
+    async def wait(timeout: float = 10.0) -> None:
+        await drain_thread_runtime(get_thread_runtime(), timeout=timeout)
+
+    return wait
+
+
+@pytest.fixture
+async def settled_runs(settle):
+    """The test's thread runs end before the database is flushed."""
+    yield
+    await settle(timeout=5.0)

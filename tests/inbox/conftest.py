@@ -7,8 +7,6 @@ import pytest
 
 from agents.memory import Memory
 from agents.runtime import Agent
-from agents.runtime.testing import drain_thread_runtime
-from agents.runtime.threads import get_thread_runtime
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +35,3 @@ def make_busy():
     return busy
 
 
-@pytest.fixture
-def settle():
-    async def wait(timeout: float = 10.0) -> None:
-        """Wait until this loop's thread runs are over (before the database is flushed); fails the
-        test when they are not within ``timeout`` seconds."""
-        await drain_thread_runtime(get_thread_runtime(), timeout=timeout)
-
-    return wait

@@ -10,27 +10,13 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from agents.registry import get_mastra
-from agents.runtime.testing import drain_thread_runtime
-from agents.runtime.threads import get_thread_runtime
-from tests.rates import clear_rate_counters
 
 SITE = "tests.agents.api.site:mastra"
 
 
 @pytest.fixture(autouse=True)
-def api_site(settings):
-    settings.MASTRA = SITE
-    get_mastra.cache_clear()
-    clear_rate_counters()
-    yield
-    get_mastra.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-async def _settle_runs():
-    yield
-    await drain_thread_runtime(get_thread_runtime(), timeout=5.0)
+def _api_site(api_site, settled_runs):
+    """Every test here runs on ``tests.agents.api.site`` (tests/conftest.py)."""
 
 
 class Api:

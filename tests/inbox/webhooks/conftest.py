@@ -11,26 +11,14 @@ from pathlib import Path
 import pytest
 from django.test import AsyncClient
 
-from agents.registry import get_mastra
-from agents.runtime.testing import drain_thread_runtime
-from agents.runtime.threads import get_thread_runtime
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SECRET = "It's a Secret to Everybody"
 
 
 @pytest.fixture(autouse=True)
-def api_site(settings):
-    settings.MASTRA = "tests.agents.api.site:mastra"
-    get_mastra.cache_clear()
-    yield
-    get_mastra.cache_clear()
-
-
-@pytest.fixture(autouse=True)
-async def _settle_runs():
-    yield
-    await drain_thread_runtime(get_thread_runtime(), timeout=5.0)
+def _api_site(api_site, settled_runs):
+    """Every test here runs on ``tests.agents.api.site`` (tests/conftest.py)."""
 
 
 def fixture_bytes(source: str, name: str) -> bytes:
