@@ -199,6 +199,41 @@ test("an approval that arrives before its tool card shows, then attaches to the 
   ]);
 });
 
+test("joining a run that waits for approval: its stored card is the card, once", () => {
+  // the waiting run's messages are stored, and its chunks come again from its first one
+  const approval = { runId: "r1", agentId: "bot", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } };
+  const key = toolKey("r1", "c1");
+  const joined = run(initialState(), [snapshot(20, { activeRunId: "r1", approvals: [approval], messages: [
+    { id: "s1", role: "user", content: "hi", metadata: { signal: HI } },
+    { id: "a1", role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "delete-file",
+      args: { path: "/tmp/x" } }] }
+  ] })]);
+  const card = { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, status: "called",
+    result: null, turn: "turn:1" };
+  const storedTurn = { key: "turn:1", kind: "turn", runId: null, notes: [],
+    parts: [{ key: "tool:" + toolKey("message:a1", "c1"), kind: "tool", tool: key }] };
+  assert.deepEqual([joined.tools, joined.approvals, joined.items], [
+    { [key]: card },
+    { [key]: { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, deciding: false,
+      turn: "turn:1" } },
+    [{ key: "signal:s1", kind: "signal", signal: HI }, storedTurn]
+  ]);
+
+  const replayed = run(joined, [
+    chunk(21, "start", "r1"),
+    chunk(22, "data-user-message", "r1", {}, { data: HI }),
+    chunk(23, "tool-call", "r1", { toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } }),
+    chunk(24, "tool-call-approval", "r1", { toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } }),
+    chunk(25, "finish", "r1", { stepResult: { reason: "suspended" } }),
+    chunk(26, "tool-result", "r1", { toolCallId: "c1", toolName: "delete-file", result: "ok" })
+  ]);
+  assert.deepEqual([replayed.tools, replayed.approvals, replayed.items.map((item) => item.key)], [
+    { [key]: { ...card, status: "done", result: { value: "ok", isError: false } } },
+    {},
+    ["signal:s1", "turn:1", "turn:2"] // the run's own turn, for what it says next
+  ]);
+});
+
 test("a provider that reuses tool-call ids across runs: one card per run, each with its result", () => {
   const state = run(initialState(), [
     snapshot(0),
@@ -245,6 +280,11 @@ test("a provider that reuses tool-call ids across runs: one card per run, each w
       result: { value: "B", isError: false }, turn: "turn:2" }
   });
   assert.deepEqual(stored.items.map((item) => item.key), ["turn:1", "signal:u2", "turn:2"]);
+  // and a live run that reuses the id once more: a card of its own, the stored ones untouched
+  const third = run(stored, [chunk(9, "start", "r3"),
+    chunk(10, "tool-call", "r3", { toolCallId: "call_0", toolName: "search", args: { q: "c" } })]);
+  assert.deepEqual(third.tools, { ...stored.tools, [toolKey("r3", "call_0")]: { runId: "r3", toolCallId: "call_0",
+    toolName: "search", args: { q: "c" }, status: "called", result: null, turn: "turn:3" } });
 });
 
 test("the queue: the snapshot's, each queue frame's, and an input leaves it when its run shows it", () => {

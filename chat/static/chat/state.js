@@ -12,7 +12,9 @@
  * - items: the transcript in order: signals (inputs), assistant turns (parts: text, reasoning, tool
  *   cards; notes under the turn), notices, the empty-thread line.
  * - tools: tool cards by toolKey(run id, tool-call id): a provider may reuse a tool-call id in
- *   another run. Stored messages carry no run id: their cards are scoped by their message.
+ *   another run. Stored messages carry no run id: their cards are scoped by their message, and a
+ *   stored card still waiting for its result is taken over by the run whose chunk names its id
+ *   (a run waiting for an approval is stored, and a page that joins gets its chunks again).
  * - approvals: by the same key; `turn` is the turn holding the tool card, or null while the card
  *   has not arrived (the approval shows anyway, and attaches when the card comes).
  * - effects: what the page should do after this frame (reload the thread list, the notifications);
@@ -215,8 +217,28 @@ function toolResult(s, key, makeTurn, runId, toolCallId, toolName, result, isErr
   removeApproval(s, key);
 }
 
+/* The key of run ``runId``'s card for ``toolCallId``. A run that waits for an approval has its
+ * messages stored already, and its chunks come again to a page that joins: its stored card (no run
+ * id, no result yet) is that call's card, taken over under the run's key rather than drawn twice. A
+ * stored card with its result is another run's call, whatever its id. */
+function runToolKey(s, runId, toolCallId) {
+  const key = toolKey(runId, toolCallId);
+  if (!runId || s.tools[key]) return key;
+  const stored = storedToolKey(s, toolCallId);
+  if (!stored) return key;
+  const tool = s.tools[stored];
+  set(s, "tools", stored, undefined);
+  set(s, "tools", key, Object.assign({}, tool, { runId: runId }));
+  updateItem(s, tool.turn, function (turn) {
+    turn.parts = turn.parts.map(function (p) {
+      return p.tool === stored ? Object.assign({}, p, { tool: key }) : p;
+    });
+  });
+  return key;
+}
+
 function showApproval(s, a) {
-  const key = toolKey(a.runId, a.toolCallId);
+  const key = runToolKey(s, a.runId, a.toolCallId);
   if (s.approvals[key]) return;
   const tool = s.tools[key];
   set(s, "approvals", key, {
@@ -389,7 +411,7 @@ function applyChunk(s, c) {
       break;
     case "tool-call":
     case "tool-call-approval": {
-      const key = toolKey(runId, p.toolCallId);
+      const key = runToolKey(s, runId, p.toolCallId);
       if (!s.tools[key]) addTool(s, key, makeTurn(), runId, p.toolCallId, p.toolName, p.args);
       if (c.type === "tool-call-approval") {
         showApproval(s, { runId: runId, toolCallId: p.toolCallId, toolName: p.toolName, args: p.args });
@@ -400,10 +422,10 @@ function applyChunk(s, c) {
       runNote(s, runId, "⏸ " + (p.toolName || "tool") + " is waiting", "muted");
       break;
     case "tool-result":
-      toolResult(s, toolKey(runId, p.toolCallId), makeTurn, runId, p.toolCallId, p.toolName, p.result, p.isError);
+      toolResult(s, runToolKey(s, runId, p.toolCallId), makeTurn, runId, p.toolCallId, p.toolName, p.result, p.isError);
       break;
     case "tool-error":
-      toolResult(s, toolKey(runId, p.toolCallId), makeTurn, runId, p.toolCallId, p.toolName, p.error, true);
+      toolResult(s, runToolKey(s, runId, p.toolCallId), makeTurn, runId, p.toolCallId, p.toolName, p.error, true);
       break;
     case "finish": {
       const reason = (p.stepResult && p.stepResult.reason) || null;
