@@ -331,6 +331,14 @@ test("an input in the middle of a run: the run's next words go below it", () => 
     data: { id: "n2", type: "notification", contents: "x" } })]).effects, [{ type: "load-notifications" }]);
 });
 
+test("a signal id is the sender's: \"__proto__\" or \"toString\" shows once like any other", () => {
+  const sig = (id) => ({ id, type: "user", contents: id });
+  const state = run(initialState(), [snapshot(0), ...["__proto__", "toString", "__proto__", "toString"].map(
+    (id, i) => chunk(i + 1, "data-signal", null, {}, { data: sig(id) }))]);
+  assert.deepEqual(state.items.map((item) => item.key), ["signal:__proto__", "signal:toString"]);
+  assert.deepEqual(Object.keys(state.seenSignals), ["__proto__", "toString"]);
+});
+
 test("events past the retention window: the thread's messages replace the transcript", () => {
   const state = run(initialState(), [
     snapshot(0),

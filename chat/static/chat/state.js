@@ -87,7 +87,7 @@ export function reduce(state, frame) {
     return s;
   }
   if (type === "error" && !frame.payload) return errorFrame(state, frame);
-  if (FRAME_TYPES[type]) return otherFrame(state, frame);
+  if (has(FRAME_TYPES, type)) return otherFrame(state, frame);
   const s = draft(state);
   applyChunk(s, frame); // a chunk without seq (a dropped subscriber's last word)
   return s;
@@ -102,11 +102,16 @@ function settle(state) {
   return state.effects.length ? Object.assign({}, state, { effects: [] }) : state;
 }
 
+/* s[field] with ``key`` set to ``value`` (removed when undefined), as a new object. A computed key
+ * makes an own property whatever the key ("__proto__" included: signal ids are the sender's). */
 function set(s, field, key, value) {
-  const copy = Object.assign({}, s[field]);
+  const copy = value === undefined ? { ...s[field] } : { ...s[field], [key]: value };
   if (value === undefined) delete copy[key];
-  else copy[key] = value;
   s[field] = copy;
+}
+
+function has(map, key) {
+  return Object.prototype.hasOwnProperty.call(map, key);
 }
 
 function newKey(s, prefix) {
@@ -269,7 +274,7 @@ function setApprovals(s, fn) {
 /* An input echoed in run ``runId``: before the run's turn while that turn is empty (the input that
  * woke the run), else at the end, and the run's next parts go into a new turn below it. */
 function showSignal(s, sig, runId) {
-  if (sig.id && s.seenSignals[sig.id]) return;
+  if (sig.id && has(s.seenSignals, sig.id)) return;
   if (sig.id) set(s, "seenSignals", sig.id, true);
   const item = { key: sig.id ? "signal:" + sig.id : newKey(s, "signal#"), kind: "signal", signal: sig };
   removeEmptyLine(s);
