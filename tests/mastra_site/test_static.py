@@ -93,7 +93,7 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
         with chromium(tmp_path) as browser:
             page = browser.new_page()
             statics = []
-            page.on("response", lambda r: statics.append((r.url[len(base):], r.status))
+            page.on("response", lambda r: statics.append((r.url[len(base):], r.status, r.headers.get("cache-control")))
                     if r.url.startswith(base + "/static/") else None)
             sign_in(page, base)
             # the page names the hashed files, and its style sheet applies
@@ -102,14 +102,16 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
             pick_bot(page)
             say(page, "hello from production")
             wait_text(page, 0, "echo: hello from production")
-            # every module by its hashed name (the preloads and the imports agree), none by its plain name
-            assert set(statics) == {("/static/" + manifest[name], 200) for name in ("chat/chat.css", *CHAT_MODULES)}
+            # every module by its hashed name (the preloads and the imports agree), none by its plain
+            # name, each cached for a year
+            assert set(statics) == {("/static/" + manifest[name], 200, YEAR)
+                                    for name in ("chat/chat.css", *CHAT_MODULES)}
 
             # Swagger UI (signed in) loads its files from the site's static files
             statics.clear()
             page.goto(base + "/api/docs/")
             page.wait_for_selector(".swagger-ui .info .title")
-            sidecar = {url: status for url, status in statics if "drf_spectacular_sidecar" in url}
+            sidecar = {url: status for url, status, _ in statics if "drf_spectacular_sidecar" in url}
             assert sidecar == {"/static/" + manifest[f"drf_spectacular_sidecar/swagger-ui-dist/{name}"]: 200
                                for name in ("swagger-ui.css", "swagger-ui-bundle.js",
                                             "swagger-ui-standalone-preset.js", "favicon-32x32.png")}
