@@ -76,7 +76,7 @@ def check_channel_layer(app_configs, **kwargs):
     return []
 
 
-#: seconds between the chat page's ``ping`` frames (chat/static/chat/chat.js)
+#: seconds between the chat page's ``ping`` frames (chat/static/chat/socket.js)
 CHAT_PING_S = 25
 
 

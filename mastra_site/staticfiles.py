@@ -1,7 +1,9 @@
 """The static files' storage (README, Static files): ``manage.py collectstatic`` writes each file
 under a name with a hash of its content (``chat/chat.3f1a9c0e52b7.css``) and its compressed copies
 into ``STATIC_ROOT``, and WhiteNoise (:class:`StaticFilesMiddleware` in ``settings.MIDDLEWARE``) serves them from the ASGI application
-with a year's ``Cache-Control`` (a new content is a new name).
+with a year's ``Cache-Control`` (a new content is a new name). A JavaScript module's relative
+imports are rewritten to the hashed names, so a module that changes changes the names of the
+modules that load it as well.
 
 Until ``collectstatic`` has written its manifest (``runserver``, the tests: Django's test runner
 turns ``DEBUG`` off) pages name the files as they are, which ``runserver`` serves from the apps'
@@ -16,6 +18,12 @@ from whitenoise.storage import CompressedManifestStaticFilesStorage
 
 
 class StaticFilesStorage(CompressedManifestStaticFilesStorage):
+    #: rewrite ``import ... from "./x.js";`` (and ``export ... from``, ``import("./x.js")``) in
+    #: JavaScript to the hashed names: the chat page's ES modules name each other by relative path,
+    #: and the hashed entry module must load the hashed modules (each cached for a year), never the
+    #: plain names
+    support_js_module_import_aggregation = True
+
     def stored_name(self, name):
         if not self.hashed_files:  # no manifest: collectstatic has not run here
             return name

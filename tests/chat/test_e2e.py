@@ -208,6 +208,13 @@ def test_stop_approve_notify_queue_and_html_as_text(db_url_for_subprocess, tmp_p
         assert "/tmp/e2e" in page.inner_text(".approval pre")
         page.wait_for_selector("#running-label:has-text('Waiting for approval')")
         screenshot(page, "chat-approval-1280")
+        # reloaded while it waits: the snapshot's approval, then the run's chunks bring its tool card
+        # and the approval sits under it, once
+        page.reload()
+        page.wait_for_selector("#conn-status[data-state=connected]")
+        page.wait_for_selector(".msg-assistant .tool + .approval")
+        assert page.locator(".approval").count() == 1 and page.locator(".tool").count() == 1
+        assert page.inner_text("#running-label") == "Waiting for approval…"
         page.click(".approval button.approve")
         page.wait_for_selector(".approval", state="detached")
         page.wait_for_selector(".tool .tool-status:has-text('done')")

@@ -1,7 +1,8 @@
 """Static files in production: ``manage.py collectstatic`` into ``STATIC_ROOT``, then
 ``daphne mastra_site.asgi:application`` alone with ``DEBUG=false`` serves them (WhiteNoise): hashed
-names in the pages, a year's ``Cache-Control`` on them, the chat page styled and answering in
-headless Chromium, and Swagger UI's files for ``/api/docs/`` from the site itself."""
+names in the pages, a year's ``Cache-Control`` on them, the chat page's ES modules naming each
+other by their hashed names (never a plain name fetched), the page styled and answering in headless
+Chromium, and Swagger UI's files for ``/api/docs/`` from the site itself."""
 
 from __future__ import annotations
 
@@ -40,6 +41,29 @@ def get(url: str):
         return response.status, response.headers, response.read()
 
 
+#: the chat page's ES modules: every one of them is loaded by the page
+CHAT_MODULES = tuple(sorted(f"chat/{path.name}" for path in (ROOT / "chat" / "static" / "chat").glob("*.js")))
+IMPORT = re.compile(r"""^import [^;]*? from "\./([^"]+)";$""", re.MULTILINE)
+
+
+def module_imports(source: str) -> list[str]:
+    return sorted(IMPORT.findall(source))
+
+
+def hashed_basename(manifest: dict, name: str) -> str:
+    hashed = manifest[name]
+    assert re.fullmatch(re.escape(name[:-3]) + r"\.[0-9a-f]{12}\.js", hashed), hashed
+    return hashed.rsplit("/", 1)[1]
+
+
+def hashed_imports(source: str, manifest: dict) -> str:
+    """``source`` with each ``from "./x.js";`` naming x's hashed file (what collectstatic writes)."""
+    def rewrite(m: re.Match) -> str:
+        return m.group(0).replace(f'"./{m.group(1)}"', f'"./{hashed_basename(manifest, "chat/" + m.group(1))}"')
+
+    return IMPORT.sub(rewrite, source)
+
+
 def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, tmp_path):
     static_root = tmp_path / "static"
     collectstatic(static_root)
@@ -49,17 +73,27 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
 
     with daphne_server(db_url_for_subprocess, tmp_path, asgi=True, **production_env(static_root)) as base:
         # the hashed files: their type, and cached for a year (their name changes with their content)
-        for name, content_type in [("chat/chat.css", 'text/css; charset="utf-8"'),
-                                   ("chat/chat.js", 'text/javascript; charset="utf-8"'),
-                                   ("chat/markdown.js", 'text/javascript; charset="utf-8"')]:
+        status, headers, body = get(f"{base}/static/{manifest['chat/chat.css']}")
+        assert (status, headers["Content-Type"], headers["Cache-Control"]) == (200, 'text/css; charset="utf-8"', YEAR)
+        assert body == (ROOT / "chat" / "static" / "chat" / "chat.css").read_bytes()
+        for name in CHAT_MODULES:
             status, headers, body = get(f"{base}/static/{manifest[name]}")
-            assert (status, headers["Content-Type"], headers["Cache-Control"]) == (200, content_type, YEAR), name
-            assert body == (ROOT / "chat" / "static" / name).read_bytes(), name
+            assert (status, headers["Content-Type"], headers["Cache-Control"]) == (
+                200, 'text/javascript; charset="utf-8"', YEAR), name
+            # each module names the others by their hashed names, and is otherwise its source
+            source = (ROOT / "chat" / "static" / name).read_text()
+            assert body.decode() == hashed_imports(source, manifest), name
+        entry = get(f"{base}/static/{manifest['chat/chat.js']}")[2].decode()
+        assert module_imports(entry) == sorted(hashed_basename(manifest, f"chat/{module}") for module in (
+            "api.js", "panels.js", "render.js", "socket.js", "state.js"))
+        render = get(f"{base}/static/{manifest['chat/render.js']}")[2].decode()
+        assert module_imports(render) == sorted(hashed_basename(manifest, f"chat/{module}")
+                                                for module in ("markdown.js", "state.js"))
 
         with chromium(tmp_path) as browser:
             page = browser.new_page()
             statics = []
-            page.on("response", lambda r: statics.append((r.url[len(base):], r.status))
+            page.on("response", lambda r: statics.append((r.url[len(base):], r.status, r.headers.get("cache-control")))
                     if r.url.startswith(base + "/static/") else None)
             sign_in(page, base)
             # the page names the hashed files, and its style sheet applies
@@ -68,14 +102,16 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
             pick_bot(page)
             say(page, "hello from production")
             wait_text(page, 0, "echo: hello from production")
-            assert set(statics) == {("/static/" + manifest[name], 200)
-                                    for name in ("chat/chat.css", "chat/chat.js", "chat/markdown.js")}
+            # every module by its hashed name (the preloads and the imports agree), none by its plain
+            # name, each cached for a year
+            assert set(statics) == {("/static/" + manifest[name], 200, YEAR)
+                                    for name in ("chat/chat.css", *CHAT_MODULES)}
 
             # Swagger UI (signed in) loads its files from the site's static files
             statics.clear()
             page.goto(base + "/api/docs/")
             page.wait_for_selector(".swagger-ui .info .title")
-            sidecar = {url: status for url, status in statics if "drf_spectacular_sidecar" in url}
+            sidecar = {url: status for url, status, _ in statics if "drf_spectacular_sidecar" in url}
             assert sidecar == {"/static/" + manifest[f"drf_spectacular_sidecar/swagger-ui-dist/{name}"]: 200
                                for name in ("swagger-ui.css", "swagger-ui-bundle.js",
                                             "swagger-ui-standalone-preset.js", "favicon-32x32.png")}

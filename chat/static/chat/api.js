@@ -1,0 +1,21 @@
+/* The page's JSON (docs/chat.md, The page's JSON): same-origin requests with the session cookie
+ * and the CSRF token; a 401 (signed out meanwhile) sends the browser to the login page. */
+
+function cookie(name) {
+  const m = document.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+export function signIn() {
+  window.location.href = "/login/?next=/";
+}
+
+export function api(method, url) {
+  return fetch(url, {
+    method: method, credentials: "same-origin",
+    headers: method === "GET" ? {} : { "X-CSRFToken": cookie("csrftoken") }
+  }).then(function (r) {
+    if (r.status === 401) { signIn(); throw new Error("signed out"); }
+    return r.json();
+  });
+}

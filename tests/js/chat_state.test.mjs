@@ -1,0 +1,361 @@
+// The chat page's thread-state reducer (chat/static/chat/state.js): frames in, exact states out.
+// No DOM, no npm install: `node --test tests/js/chat_state.test.mjs` (tests/js/test_chat_state.py).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { initialState, reduce, toolKey, WAITING_FOR_APPROVAL } from "../../chat/static/chat/state.js";
+
+function deepFreeze(value) {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    Object.values(value).forEach(deepFreeze);
+  }
+  return value;
+}
+
+/* Every frame through reduce, on frozen states and frames: a reducer that changed its input in
+ * place would throw here. */
+function run(state, frames) {
+  return frames.reduce((s, f) => reduce(deepFreeze(s), deepFreeze(f)), state);
+}
+
+function chunk(seq, type, runId, payload = {}, extra = {}) {
+  return { type, runId, from: "AGENT", payload, seq, ...extra };
+}
+
+function snapshot(lastSeq, { messages = [], queued = [], approvals = [], activeRunId = null } = {}) {
+  return { type: "snapshot", messages, queued, approvals, activeRunId, lastSeq };
+}
+
+const CONNECTED = { state: "connected", text: "Connected" };
+const HI = { id: "s1", type: "user", tagName: "user", contents: "hi" };
+
+function expected(fields) {
+  return { ...initialState(), ...fields };
+}
+
+test("a fresh thread: the snapshot's messages, or the empty line", () => {
+  const empty = run(initialState(), [snapshot(0)]);
+  assert.deepEqual(empty, expected({
+    synced: true, connection: CONNECTED, epoch: 1, items: [{ key: "empty", kind: "empty" }]
+  }));
+
+  const stored = run(initialState(), [snapshot(7, { messages: [
+    { id: "m1", role: "user", content: "hi" },
+    { id: "m2", role: "assistant", content: [{ type: "reasoning", text: "think" }, { type: "text", text: "hello" }] },
+    { id: "m3", role: "user", content: "bye", metadata: { signal: { id: "s9", type: "user", contents: "bye" } } }
+  ] })]);
+  assert.deepEqual(stored, expected({
+    lastSeq: 7, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
+    items: [
+      { key: "signal:m1", kind: "signal", signal: { id: "m1", type: "user", contents: "hi", attributes: {} } },
+      { key: "turn:1", kind: "turn", runId: null, notes: [], parts: [
+        { key: "message:m2:0", kind: "reasoning", text: "think" },
+        { key: "message:m2:1", kind: "text", text: "hello" }] },
+      { key: "signal:s9", kind: "signal", signal: { id: "s9", type: "user", contents: "bye" } }
+    ],
+    parts: { "message:m2:0": "turn:1", "message:m2:1": "turn:1" },
+    seenSignals: { m1: true, s9: true }
+  }));
+});
+
+test("resume: duplicates change nothing, a gap is recorded and the chunk applied", () => {
+  const live = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "data-user-message", "r1", {}, { data: HI }),
+    chunk(3, "text-start", "r1", { id: "t1" }),
+    chunk(4, "text-delta", "r1", { id: "t1", text: "Hel" }),
+    { type: "client-offline" },
+    { type: "client-connecting", resuming: true },
+    // the resumed snapshot: the page keeps its transcript (these messages are not drawn again)
+    snapshot(4, { activeRunId: "r1", messages: [{ id: "m1", role: "user", content: "hi" }] })
+  ]);
+  assert.equal(live.lastSeq, 4);
+  assert.equal(live.items.length, 2);
+
+  // a replay overlapping what the page holds: the same state, not a copy
+  assert.equal(reduce(deepFreeze(live), chunk(4, "text-delta", "r1", { id: "t1", text: "Hel" })), live);
+  assert.equal(reduce(live, chunk(2, "data-user-message", "r1", {}, { data: HI })), live);
+
+  const after = run(live, [
+    chunk(5, "text-delta", "r1", { id: "t1", text: "lo" }),
+    chunk(5, "text-delta", "r1", { id: "t1", text: "lo" }),
+    chunk(3, "text-start", "r1", { id: "t1" }),
+    chunk(8, "text-delta", "r1", { id: "t1", text: "!" }), // 6 and 7 never reached this page
+    chunk(9, "finish", "r1", { stepResult: { reason: "stop" } })
+  ]);
+  assert.deepEqual(after, expected({
+    lastSeq: 9, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
+    items: [
+      { key: "signal:s1", kind: "signal", signal: HI },
+      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "Hello!" }] }
+    ],
+    runTurn: { r1: { turn: "turn:1", split: false } },
+    parts: { "r1:text:t1": "turn:1" },
+    seenSignals: { s1: true },
+    runs: { r1: { status: "finished", reason: "stop" } },
+    finishedRuns: ["r1"],
+    gaps: [{ after: 5, seq: 8 }],
+    effects: [{ type: "load-threads" }]
+  }));
+  // the next frame's effects are its own
+  assert.deepEqual(run(after, [{ type: "pong" }]).effects, []);
+});
+
+test("a run that ends while the page is disconnected is finished by the resumed chunks", () => {
+  const before = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "text-delta", "r1", { id: "t1", text: "par" }),
+    { type: "client-offline" }
+  ]);
+  assert.deepEqual([before.activeRunId, before.runs, before.connection],
+    ["r1", { r1: { status: "running", reason: null } }, { state: "offline", text: "Offline — retrying" }]);
+
+  const resumed = run(before, [
+    { type: "client-connecting", resuming: true },
+    // the run is over on the server: no active run, its messages stored; the chunks after 2 follow
+    snapshot(2, { activeRunId: null, messages: [
+      { id: "m1", role: "assistant", content: [{ type: "text", text: "partial" }] }] })
+  ]);
+  assert.deepEqual([resumed.activeRunId, resumed.runs.r1, resumed.items, resumed.lastSeq],
+    [null, { status: "running", reason: null }, before.items, 2]);
+
+  const done = run(resumed, [
+    chunk(3, "text-delta", "r1", { id: "t1", text: "tial" }),
+    chunk(4, "finish", "r1", { stepResult: { reason: "stop" } })
+  ]);
+  assert.deepEqual(done, expected({
+    lastSeq: 4, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
+    items: [
+      { key: "empty", kind: "empty" },
+      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "partial" }] }
+    ],
+    runTurn: { r1: { turn: "turn:1", split: false } },
+    parts: { "r1:text:t1": "turn:1" },
+    runs: { r1: { status: "finished", reason: "stop" } },
+    finishedRuns: ["r1"],
+    effects: [{ type: "load-threads" }]
+  }));
+});
+
+test("an approval that arrives before its tool card shows, then attaches to the card", () => {
+  const approval = { runId: "r1", agentId: "bot", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } };
+  const key = toolKey("r1", "c1");
+  // joining in the middle of a run: the snapshot names the pending approval, the run's chunks follow
+  const joined = run(initialState(), [snapshot(10, { activeRunId: "r1", approvals: [approval] })]);
+  assert.deepEqual(joined, expected({
+    lastSeq: 10, synced: true, connection: CONNECTED, epoch: 1, activeRunId: "r1", runLabel: WAITING_FOR_APPROVAL,
+    items: [{ key: "empty", kind: "empty" }],
+    approvals: { [key]: { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" },
+      deciding: false, turn: null } }
+  }));
+
+  const carded = run(joined, [
+    chunk(11, "start", "r1"),
+    chunk(12, "data-user-message", "r1", {}, { data: HI }),
+    chunk(13, "tool-call-approval", "r1", { toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } }),
+    chunk(14, "finish", "r1", { stepResult: { reason: "suspended" } })
+  ]);
+  const card = { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, status: "called",
+    result: null, turn: "turn:1" };
+  assert.deepEqual(carded, expected({
+    lastSeq: 14, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
+    items: [
+      { key: "signal:s1", kind: "signal", signal: HI },
+      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "tool:" + key, kind: "tool", tool: key }] }
+    ],
+    runTurn: { r1: { turn: "turn:1", split: false } },
+    parts: { ["tool:" + key]: "turn:1" },
+    seenSignals: { s1: true },
+    runs: { r1: { status: "suspended", reason: "suspended" } },
+    activeRunId: "r1", runLabel: WAITING_FOR_APPROVAL,
+    tools: { [key]: card },
+    approvals: { [key]: { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" },
+      deciding: false, turn: "turn:1" } }
+  }));
+
+  // decided: the buttons wait; a refusal lets the user decide again; the result takes the card away
+  const deciding = run(carded, [{ type: "client-approval-sent", runId: "r1", toolCallId: "c1" }]);
+  assert.equal(deciding.approvals[key].deciding, true);
+  assert.notEqual(deciding.items[1], carded.items[1]); // the turn holding the card is drawn again
+  const refused = run(deciding, [{ type: "error", code: "approval_stale", message: "stale" }]);
+  assert.deepEqual([refused.approvals[key].deciding, refused.errors, refused.items[2]],
+    [false, [{ runId: null, code: "approval_stale", message: "stale" }],
+      { key: "notice:2", kind: "notice", text: "⚠ stale (approval_stale)", cls: "error-note" }]);
+
+  const done = run(refused, [
+    chunk(15, "tool-result", "r1", { toolCallId: "c1", toolName: "delete-file", result: { deleted: "/tmp/x" } }),
+    chunk(16, "text-delta", "r1", { id: "t2", text: "deleted" }),
+    chunk(17, "finish", "r1", { stepResult: { reason: "stop" } })
+  ]);
+  assert.deepEqual([done.approvals, done.tools, done.items[1].parts, done.runs, done.activeRunId], [
+    {},
+    { [key]: { ...card, status: "done", result: { value: { deleted: "/tmp/x" }, isError: false } } },
+    [{ key: "tool:" + key, kind: "tool", tool: key }, { key: "r1:text:t2", kind: "text", text: "deleted" }],
+    { r1: { status: "finished", reason: "stop" } },
+    null
+  ]);
+});
+
+test("joining a run that waits for approval: its stored card is the card, once", () => {
+  // the waiting run's messages are stored, and its chunks come again from its first one
+  const approval = { runId: "r1", agentId: "bot", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } };
+  const key = toolKey("r1", "c1");
+  const joined = run(initialState(), [snapshot(20, { activeRunId: "r1", approvals: [approval], messages: [
+    { id: "s1", role: "user", content: "hi", metadata: { signal: HI } },
+    { id: "a1", role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "delete-file",
+      args: { path: "/tmp/x" } }] }
+  ] })]);
+  const card = { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, status: "called",
+    result: null, turn: "turn:1" };
+  const storedTurn = { key: "turn:1", kind: "turn", runId: null, notes: [],
+    parts: [{ key: "tool:" + toolKey("message:a1", "c1"), kind: "tool", tool: key }] };
+  assert.deepEqual([joined.tools, joined.approvals, joined.items], [
+    { [key]: card },
+    { [key]: { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, deciding: false,
+      turn: "turn:1" } },
+    [{ key: "signal:s1", kind: "signal", signal: HI }, storedTurn]
+  ]);
+
+  const replayed = run(joined, [
+    chunk(21, "start", "r1"),
+    chunk(22, "data-user-message", "r1", {}, { data: HI }),
+    chunk(23, "tool-call", "r1", { toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } }),
+    chunk(24, "tool-call-approval", "r1", { toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } }),
+    chunk(25, "finish", "r1", { stepResult: { reason: "suspended" } }),
+    chunk(26, "tool-result", "r1", { toolCallId: "c1", toolName: "delete-file", result: "ok" })
+  ]);
+  assert.deepEqual([replayed.tools, replayed.approvals, replayed.items.map((item) => item.key)], [
+    { [key]: { ...card, status: "done", result: { value: "ok", isError: false } } },
+    {},
+    ["signal:s1", "turn:1", "turn:2"] // the run's own turn, for what it says next
+  ]);
+});
+
+test("a provider that reuses tool-call ids across runs: one card per run, each with its result", () => {
+  const state = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "tool-call", "r1", { toolCallId: "call_0", toolName: "search", args: { q: "a" } }),
+    chunk(3, "tool-result", "r1", { toolCallId: "call_0", toolName: "search", result: "A" }),
+    chunk(4, "finish", "r1", { stepResult: { reason: "stop" } }),
+    chunk(5, "start", "r2"),
+    chunk(6, "tool-call", "r2", { toolCallId: "call_0", toolName: "search", args: { q: "b" } }),
+    chunk(7, "tool-error", "r2", { toolCallId: "call_0", toolName: "search", error: "no index" }),
+    chunk(8, "finish", "r2", { stepResult: { reason: "stop" } })
+  ]);
+  const k1 = toolKey("r1", "call_0");
+  const k2 = toolKey("r2", "call_0");
+  assert.deepEqual([state.tools, state.items, state.finishedRuns], [
+    {
+      [k1]: { runId: "r1", toolCallId: "call_0", toolName: "search", args: { q: "a" }, status: "done",
+        result: { value: "A", isError: false }, turn: "turn:1" },
+      [k2]: { runId: "r2", toolCallId: "call_0", toolName: "search", args: { q: "b" }, status: "failed",
+        result: { value: "no index", isError: true }, turn: "turn:2" }
+    },
+    [
+      { key: "empty", kind: "empty" },
+      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "tool:" + k1, kind: "tool", tool: k1 }] },
+      { key: "turn:2", kind: "turn", runId: "r2", notes: [], parts: [{ key: "tool:" + k2, kind: "tool", tool: k2 }] }
+    ],
+    ["r1", "r2"]
+  ]);
+
+  // the stored messages of the same two runs: each result goes to the card of its own turn
+  const stored = run(initialState(), [snapshot(8, { messages: [
+    { id: "a1", role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0", toolName: "search", args: { q: "a" } }] },
+    { id: "t1", role: "tool", content: [{ type: "tool-result", toolCallId: "call_0", toolName: "search", result: "A" }] },
+    { id: "u2", role: "user", content: "again" },
+    { id: "a2", role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0", toolName: "search", input: { q: "b" } }] },
+    { id: "t2", role: "tool", content: [{ type: "tool-result", toolCallId: "call_0", toolName: "search", output: "B" }] }
+  ] })]);
+  const s1 = toolKey("message:a1", "call_0");
+  const s2 = toolKey("message:a2", "call_0");
+  assert.deepEqual(stored.tools, {
+    [s1]: { runId: null, toolCallId: "call_0", toolName: "search", args: { q: "a" }, status: "done",
+      result: { value: "A", isError: false }, turn: "turn:1" },
+    [s2]: { runId: null, toolCallId: "call_0", toolName: "search", args: { q: "b" }, status: "done",
+      result: { value: "B", isError: false }, turn: "turn:2" }
+  });
+  assert.deepEqual(stored.items.map((item) => item.key), ["turn:1", "signal:u2", "turn:2"]);
+  // and a live run that reuses the id once more: a card of its own, the stored ones untouched
+  const third = run(stored, [chunk(9, "start", "r3"),
+    chunk(10, "tool-call", "r3", { toolCallId: "call_0", toolName: "search", args: { q: "c" } })]);
+  assert.deepEqual(third.tools, { ...stored.tools, [toolKey("r3", "call_0")]: { runId: "r3", toolCallId: "call_0",
+    toolName: "search", args: { q: "c" }, status: "called", result: null, turn: "turn:3" } });
+});
+
+test("the queue: the snapshot's, each queue frame's, and an input leaves it when its run shows it", () => {
+  const q = (id, text) => ({ id, kind: "queued", runId: null, type: "user", contents: text, attributes: {},
+    createdAt: "2026-01-01T00:00:00Z" });
+  const counts = [];
+  let state = initialState();
+  for (const frame of [
+    snapshot(3, { queued: [q("q1", "one")], activeRunId: "r1" }),
+    { type: "queue", queued: [q("q1", "one"), q("q2", "two"), q("q3", "three")] },
+    { type: "queue", queued: [q("q1", "one"), q("q3", "three")] }, // q2 cancelled
+    chunk(4, "finish", "r1", { stepResult: { reason: "stop" } }),
+    chunk(5, "start", "r2"),
+    chunk(6, "data-signal", "r2", {}, { data: { id: "q1", type: "user", contents: "one" } }),
+    { type: "abort-requested", aborted: true }
+  ]) {
+    state = run(state, [frame]);
+    counts.push(state.queued.map((item) => item.id));
+  }
+  assert.deepEqual(counts, [["q1"], ["q1", "q2", "q3"], ["q1", "q3"], ["q1", "q3"], ["q1", "q3"], ["q3"], ["q3"]]);
+  assert.deepEqual(state.queued, [q("q3", "three")]);
+  // the input that woke run r2 stands before the run's turn
+  assert.deepEqual(state.items.map((item) => item.key), ["signal:q1", "turn:1"]);
+});
+
+test("an input in the middle of a run: the run's next words go below it", () => {
+  const state = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "text-delta", "r1", { id: "t1", text: "first" }),
+    chunk(3, "data-signal", "r1", {}, { data: { id: "n1", type: "notification", contents: "CI failed" } }),
+    chunk(4, "text-delta", "r1", { id: "t2", text: "second" }),
+    chunk(5, "abort", "r1", { reason: "aborted" })
+  ]);
+  assert.deepEqual(state.items, [
+    { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "first" }] },
+    { key: "signal:n1", kind: "signal", signal: { id: "n1", type: "notification", contents: "CI failed" } },
+    { key: "turn:2", kind: "turn", runId: "r1", notes: [{ text: "■ Stopped", cls: "muted" }],
+      parts: [{ key: "r1:text:t2", kind: "text", text: "second" }] }
+  ]);
+  assert.deepEqual([state.runs, state.activeRunId, state.effects], [{ r1: { status: "aborted", reason: "aborted" } }, null, []]);
+  // a notification asks for the notifications panel to be read again
+  assert.deepEqual(run(initialState(), [snapshot(0), chunk(1, "data-signal", null, {}, {
+    data: { id: "n2", type: "notification", contents: "x" } })]).effects, [{ type: "load-notifications" }]);
+});
+
+test("a signal id is the sender's: \"__proto__\" or \"toString\" shows once like any other", () => {
+  const sig = (id) => ({ id, type: "user", contents: id });
+  const state = run(initialState(), [snapshot(0), ...["__proto__", "toString", "__proto__", "toString"].map(
+    (id, i) => chunk(i + 1, "data-signal", null, {}, { data: sig(id) }))]);
+  assert.deepEqual(state.items.map((item) => item.key), ["signal:__proto__", "signal:toString"]);
+  assert.deepEqual(Object.keys(state.seenSignals), ["__proto__", "toString"]);
+});
+
+test("events past the retention window: the thread's messages replace the transcript", () => {
+  const state = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "text-delta", "r1", { id: "t1", text: "lost" }),
+    { type: "client-offline" },
+    snapshot(2),
+    chunk(40, "data-thread-snapshot", null, {}, { data: { messages: [{ id: "m1", role: "user", content: "kept" }] } })
+  ]);
+  assert.deepEqual([state.items, state.gaps, state.lastSeq, state.epoch], [
+    [{ key: "signal:m1", kind: "signal", signal: { id: "m1", type: "user", contents: "kept", attributes: {} } }],
+    [], 40, 2
+  ]);
+});
+
+test("another thread: nothing of the last one stays, keys are never reused", () => {
+  const before = run(initialState(), [snapshot(5), chunk(6, "start", "r1")]);
+  const reset = run(before, [{ type: "client-reset" }]);
+  assert.deepEqual(reset, expected({ nextKey: 2, epoch: 2 }));
+});
