@@ -23,7 +23,7 @@ def chat_page(request):
 
 
 class LoginView(auth_views.LoginView):
-    template_name = "chat/login.html"
+    template_name = "login.html"
     redirect_authenticated_user = True
 
     def get_context_data(self, **kwargs):
@@ -48,14 +48,14 @@ def operator_setup(request):
     """Create the first operator account (a superuser) and sign it in: only while no user exists,
     only from this machine, on a loopback-only install (``chat.operators``); 403 otherwise."""
     if not operator_setup_open(request.META):
-        return HttpResponseForbidden(render(request, "chat/setup_closed.html").content)
+        return HttpResponseForbidden(render(request, "setup_closed.html").content)
     form = OperatorForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             user = operator_create_first(meta=request.META, username=form.cleaned_data["username"],
                                          password=form.cleaned_data["password1"])
         except OperatorSetupClosed:
-            return HttpResponseForbidden(render(request, "chat/setup_closed.html").content)
+            return HttpResponseForbidden(render(request, "setup_closed.html").content)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("chat")
-    return render(request, "chat/setup.html", {"form": form})
+    return render(request, "setup.html", {"form": form})

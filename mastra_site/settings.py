@@ -188,7 +188,7 @@ WSGI_APPLICATION = None
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],  # site-wide templates (the admin's front page, ...)
+        "DIRS": [BASE_DIR / "templates"],  # site-wide: base layout, sign-in, error pages, the admin's front page
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -314,6 +314,8 @@ USE_TZ = True
 # Static files (mastra_site.staticfiles): ``manage.py collectstatic`` copies them into STATIC_ROOT under
 # hashed names, and WhiteNoise serves them with a year's Cache-Control (other files: WHITENOISE_MAX_AGE).
 STATIC_URL = "static/"
+# site-wide static files (the favicon); each app keeps its own in <app>/static/
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
