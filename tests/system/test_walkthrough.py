@@ -24,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -293,6 +294,8 @@ def test_the_places_are_the_ones_the_walkthrough_substitutes():
 # -- the walkthrough -------------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_the_deployment_walkthrough_builds_a_site_that_answers(fresh_database, redis_url, redis_prefix, tmp_path):
+    missing = [program for program in ("bash", "curl") if shutil.which(program) is None]
+    assert missing == [], f"the doc's steps need {missing} (its Packages step installs them)"
     found = blocks()
     doc = doc_variables(found[0])
     before, after = segments(found)
