@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.units import (ENV_EXAMPLE, ENV_FILE, HOME, NGINX, PROCFILE, ROOT, STATE, UNIT_OF, UNITS, env_file,
+from tests.deploy.units import (ENV_EXAMPLE, ENV_FILE, HOME, NGINX, ROOT, STATE, UNIT_OF, UNITS, env_file,
                                 procfile, procfile_as_unit_command, procfile_defaults, units)
 
 
