@@ -8,7 +8,8 @@ and at once in the publishing process (the publish invalidates the local cache o
 
 A run that selects a draft or a version id (``versions={"agents": {...}}``) reads it from the
 database. Whatever a version stores, the fields the agent's code locks now (its ``editor`` option)
-are dropped here: an override saved before a lock was added is ignored at run time.
+are dropped by the runtime (``agents.runtime.overrides``): an override saved before a lock was
+added is ignored at run time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, Callable
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from agents.editor.locks import EditorLocks
 from agents.editor.selectors import generation_read, published_overrides_all, version_selected
 from agents.runtime.overrides import AgentOverrides
 
@@ -79,11 +79,12 @@ published_cache = PublishedCache()
 
 
 def overrides_build(agent: Any, found: tuple[str, dict] | None) -> AgentOverrides | None:
-    """The run's overrides from a stored ``(version id, overrides)``, within the agent's locks."""
+    """The run's overrides from a stored ``(version id, overrides)`` (the runtime drops what the
+    agent's ``editor`` locks, ``agents.runtime.overrides.overrides_resolve``)."""
     if found is None:
         return None
-    version_id, stored = found
-    kept, _ignored = EditorLocks.of(agent.editor).strip(stored or {})
+    version_id, kept = found
+    kept = kept or {}
     if not kept:
         return AgentOverrides(version_id=version_id)
     return AgentOverrides(instructions=kept.get("instructions"),
