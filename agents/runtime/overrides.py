@@ -130,6 +130,10 @@ NO_OVERRIDES = AgentOverrides()
 
 
 class OverridesProvider(Protocol):
+    """``agent_overrides`` is required. A provider that keeps drafts may also have
+    ``async agents_with_draft(agents) -> set[str]``: the ids of those agents whose draft differs
+    from the published version (the HTTP API's ``hasDraft``)."""
+
     async def agent_overrides(self, agent: Any, selection: dict | None) -> AgentOverrides | None: ...
 
 
