@@ -19,7 +19,7 @@ from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import AgentConfigError, ToolApprovalError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from agents.runtime.signal import is_transient_message
-from agents.runtime.storage import approval_hash
+from agents.runtime.storage import approval_hash, suspended_in_thread
 from agents.runtime.threads.store import thread_key
 from agents.threads.state import state_signal_record
 
@@ -179,10 +179,11 @@ def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_
     })
 
 
-def approval_claim(*, run_id: str, tool_call_id: str, decision: str) -> dict:
-    """Compare-and-set pending → ``decision``; only one caller ever gets the state back."""
+def approval_claim(*, run_id: str, tool_call_id: str, decision: str, thread: tuple[str, str] | None = None) -> dict:
+    """Compare-and-set pending → ``decision``; only one caller ever gets the state back. With
+    ``thread`` (``(resource_id, thread_id)``) a run of another thread (or of none) is not found."""
     pending = ToolApproval.objects.filter(run_id=run_id, status=ToolApproval.Status.PENDING).first()
-    if pending is None:
+    if pending is None or not suspended_in_thread(pending.state, thread):
         raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
     if pending.tool_call_id != tool_call_id:
         raise ToolApprovalError(f"run {run_id!r} does not wait on tool call {tool_call_id!r}", code="approval_stale")

@@ -28,7 +28,7 @@ from ..run import ThreadHooks, maybe_await
 from ..threads import ThreadSubscription
 from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
-from .approvals import resume_output
+from .approvals import resume_output, thread_scope
 from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_caller_models, check_tools, validate_editor
 from .resumption import resume_tool_output
@@ -217,20 +217,30 @@ class Agent:
         return AgentOutput(run.run_id, start, on_chunk=on_chunk)
 
     # -- tool approval ------------------------------------------------------------------------
-    async def approve_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+    # ``resource_id`` + ``thread_id`` scope a decision to a thread (a thread client's): a run that is
+    # not that thread's is refused as an unknown one (``approval_not_found``)
+    async def approve_tool_call(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                thread_id: str | None = None, **options: Any) -> AgentOutput:
         """Execute the pending tool call of a suspended run and continue it (streaming)."""
-        return await resume_output(self, run_id, tool_call_id, "approved", options)
+        return await resume_output(self, run_id, tool_call_id, "approved", options,
+                                   thread=thread_scope(resource_id, thread_id))
 
-    async def decline_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+    async def decline_tool_call(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                thread_id: str | None = None, **options: Any) -> AgentOutput:
         """Continue a suspended run without executing its pending tool call (streaming)."""
-        return await resume_output(self, run_id, tool_call_id, "declined", options)
+        return await resume_output(self, run_id, tool_call_id, "declined", options,
+                                   thread=thread_scope(resource_id, thread_id))
 
-    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
-        output = await resume_output(self, run_id, tool_call_id, "approved", options)
+    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                         thread_id: str | None = None, **options: Any) -> GenerateResult:
+        output = await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, resource_id=resource_id,
+                                              thread_id=thread_id, **options)
         return await output.get_full_output()
 
-    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
-        output = await resume_output(self, run_id, tool_call_id, "declined", options)
+    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                         thread_id: str | None = None, **options: Any) -> GenerateResult:
+        output = await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, resource_id=resource_id,
+                                              thread_id=thread_id, **options)
         return await output.get_full_output()
 
     # -- tools that suspended themselves -------------------------------------------------------
