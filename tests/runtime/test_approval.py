@@ -102,7 +102,7 @@ async def test_approve_tool_call_generate_executes_and_continues():
     assert result.run_id == first.run_id
     assert model.requests[1].messages[-1]["content"] == [
         {"type": "tool-result", "toolCallId": "call-1", "toolName": "delete_file",
-         "result": {"deleted": "/tmp/report.txt"}}]
+         "result": {"deleted": "/tmp/report.txt"}, "input": DELETE_ARGS}]
 
 
 @pytest.mark.asyncio
@@ -172,7 +172,7 @@ async def test_the_model_sees_the_decline():
     last = model.requests[1].messages[-1]
     assert (last["role"], last["content"]) == ("tool", [{
         "type": "tool-result", "toolCallId": "call-1", "toolName": "delete_file",
-        "result": "Tool call was not approved by the user", "isError": True}])
+        "result": "Tool call was not approved by the user", "isError": True, "input": DELETE_ARGS}])
 
 
 @pytest.mark.asyncio
