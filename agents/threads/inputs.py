@@ -22,7 +22,7 @@ from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content, render_signal
-from agents.store import thread_prepare_locked, time_parse
+from agents.store import thread_prepare_locked, thread_save_pending, time_parse
 
 from .activity import lease_is_active
 from .identity import thread_checked, thread_ensure, thread_ref
@@ -95,7 +95,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         else:
             if state is not None:
                 thread = thread_checked(resource_id, thread_id)
-                if thread is None:
+                if thread is None or not thread.saved:
                     raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             else:
                 thread, fresh = thread_ensure(resource_id, thread_id)
@@ -149,6 +149,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER, "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
         if behavior == "persist":
+            if fresh:  # stored under the thread's id; the thread itself does not exist yet (Mastra)
+                Thread.objects.update_rows({"key": key}, {"saved": False})
             input_persist_history(lease, stored)
             synthetic = new_run_id
             chunks = events_number(lease, persist_run_chunks(echo_chunk(accepted, synthetic), synthetic))
@@ -156,6 +158,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             lease_save(lease)
             return {**base, "action": "persist", "events": chunks}
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
+        if thread is not None and not thread.saved:  # the run creates the thread over persisted inputs
+            thread_save_pending(thread, now)
         if lease.owner_run_id:
             lease_reclaim(lease, now)
         never_run = lease.token == 0  # no inputs wait on a thread that never ran: only an active one queues
