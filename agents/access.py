@@ -81,7 +81,7 @@ class Caller:
         at, so nothing here answers differently for it than for a free id."""
         id_check(thread_id, "threadId", MAX_THREAD_ID)
         resource = self.resource(requested_resource)
-        return Thread.objects.filter(pk=thread_key(resource, thread_id)).first()
+        return Thread.objects.filter(pk=thread_key(resource, thread_id), saved=True).first()
 
     def existing_thread(self, thread_id: str, requested_resource: str | None = None) -> Thread:
         """:meth:`thread`, with :class:`ThreadNotFound` when it does not exist."""
@@ -98,7 +98,7 @@ class Caller:
 
     def visible_threads(self, resource_id: str | None = None):
         """The threads the caller may list, optionally of one resource (checked as :meth:`resource`)."""
-        threads = Thread.objects.all()
+        threads = Thread.objects.filter(saved=True)  # a row holding only persisted inputs is no thread yet
         if resource_id or not self.is_staff:
             threads = threads.filter(resource_id=self.resource(resource_id))
         return threads

@@ -30,6 +30,10 @@ class Thread(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    #: False while the row only holds inputs persisted (``ifIdle: persist``) before anyone created
+    #: the thread: Mastra has no thread then, so memory and the API do not show it; the first run
+    #: on it (or a create) makes it a thread, its history starting with those inputs
+    saved = models.BooleanField(default=True)
 
     objects = StatementManager()
 

@@ -19,7 +19,7 @@ from agents.models import Message, Run, Thread, ToolApproval
 from agents.runtime.errors import AgentConfigError, ToolApprovalError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from agents.runtime.signal import is_transient_message
-from agents.runtime.storage import approval_hash
+from agents.runtime.storage import approval_hash, suspended_in_thread
 from agents.runtime.threads.store import thread_key
 from agents.runtime.state_tracking import apply_state_signal
 
@@ -59,23 +59,34 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     thread_ids_check(resource_id, thread_id)
     key = thread_key(resource_id, thread_id)
     thread = thread_row_get(resource_id, thread_id)
-    if not read_only and (thread is None or title is not None or metadata is not None):
+    if not read_only and (thread is None or not thread.saved or title is not None or metadata is not None):
         with transaction.atomic():
             thread = Thread.objects.select_for_update().filter(pk=key).first()
             if thread is None:
                 thread = Thread.objects.create(key=key, resource_id=resource_id, thread_id=thread_id,
                                                title=title or "", metadata=dict(metadata or {}))
             else:
+                if not thread.saved:  # created now, over inputs persisted before
+                    thread_save_pending(thread, timezone.now())
                 if title is not None:
                     thread.title = title
                 if metadata is not None:
                     thread.metadata = {**thread.metadata, **metadata}
                 thread.save(update_fields=["title", "metadata", "updated_at"])
+    # a row that only holds persisted inputs is no thread yet (read-only memory reads its history)
+    shown = thread.to_dict() if thread is not None and thread.saved else None
     if thread is None or last_messages == 0:
-        return (thread.to_dict() if thread else None), []
+        return shown, []
     limit = None if last_messages is None or last_messages is False else last_messages
     history = [m.to_dict() for m in reversed(_history_rows(key, limit))]
-    return thread.to_dict(), history
+    return shown, history
+
+
+def thread_save_pending(thread: Thread, now) -> None:
+    """Make a row that only held persisted inputs a thread, created ``now`` (in the caller's
+    transaction; ``thread`` is updated in place)."""
+    Thread.objects.update_rows({"key": thread.key}, {"saved": True, "created_at": now, "updated_at": now})
+    thread.saved, thread.created_at, thread.updated_at = True, now, now
 
 
 def thread_prepare_locked(thread: Thread, *, resource_id: str, thread_id: str, last_messages: int | bool | None,
@@ -122,7 +133,7 @@ def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
 def thread_get(*, resource_id: str, thread_id: str) -> dict | None:
     thread_ids_check(resource_id, thread_id)
     thread = thread_row_get(resource_id, thread_id)
-    return thread.to_dict() if thread else None
+    return thread.to_dict() if thread is not None and thread.saved else None
 
 
 def state_signal_record(thread: Thread, *, state: dict, signal: dict, now: datetime,
@@ -197,10 +208,11 @@ def approval_save(*, run_id: str, agent_id: str | None, tool_call_id: str, tool_
     })
 
 
-def approval_claim(*, run_id: str, tool_call_id: str, decision: str) -> dict:
-    """Compare-and-set pending → ``decision``; only one caller ever gets the state back."""
+def approval_claim(*, run_id: str, tool_call_id: str, decision: str, thread: tuple[str, str] | None = None) -> dict:
+    """Compare-and-set pending → ``decision``; only one caller ever gets the state back. With
+    ``thread`` (``(resource_id, thread_id)``) a run of another thread (or of none) is not found."""
     pending = ToolApproval.objects.filter(run_id=run_id, status=ToolApproval.Status.PENDING).first()
-    if pending is None:
+    if pending is None or not suspended_in_thread(pending.state, thread):
         raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
     if pending.tool_call_id != tool_call_id:
         raise ToolApprovalError(f"run {run_id!r} does not wait on tool call {tool_call_id!r}", code="approval_stale")

@@ -204,10 +204,11 @@ async def bench_dispatch(db: str, *, full: bool) -> dict:
     while True:
         t0 = time.perf_counter()
         stats = await dispatch_due_notifications(now=now, max_batches=1, agent_lookup=lambda agent_id: agent)
-        if not stats["batches"]:
+        counts = stats["counts"]
+        if not counts["batches"]:
             break
         times.append(time.perf_counter() - t0)
-        handled += stats["delivered"] + stats["summarised"]
+        handled += counts["delivered"] + counts["summarised"]
     await get_thread_runtime().drain_background(timeout=600)
     total = time.perf_counter() - started
     assert handled == count, (handled, count)

@@ -4,7 +4,7 @@ Each action returns the frames to send back (besides the thread's chunks, which 
 subscriber through the thread's stream) or raises a ``MastraError`` whose ``code`` the consumer
 sends as an error frame. The thread's identity and the caller's right to it were checked when the
 socket connected (``agents.access.Caller``); actions that name something by id (a run, a queued
-input) check that it belongs to this thread.
+input) pass the thread to the runtime, which refuses what is not of it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from channels.db import database_sync_to_async
 from agents.model_choice import amodel_choice_check
 from agents.models import Run
 from agents.registry import get_mastra
-from agents.runtime.threads.store import thread_key
-from agents.runtime.errors import SignalError, ToolApprovalError
+from agents.runtime.errors import SignalError
 
 from .frames import Frame
 from .snapshot import athread_queued
@@ -70,21 +69,20 @@ async def run_abort(target: Target, frame: Frame) -> list[dict]:
 
 
 @database_sync_to_async
-def run_agent_id(run_id: str, key: str) -> str | None:
-    """The agent of run ``run_id`` when it is a run of the thread ``key``, else None."""
-    return Run.objects.filter(pk=run_id, thread_id=key).values_list("agent_id", flat=True).first()
+def run_agent_id(run_id: str) -> str | None:
+    """The agent of run ``run_id``, else None (whose thread it is, the runtime checks)."""
+    return Run.objects.filter(pk=run_id).values_list("agent_id", flat=True).first()
 
 
 async def tool_decide(target: Target, frame: Frame) -> list[dict]:
     """Approve or decline the pending tool call of a run of this thread; the run continues with
-    its own agent (the page may have switched agents since) and streams to the thread's subscribers."""
-    agent_id = await run_agent_id(frame.run_id, thread_key(target.resource_id, target.thread_id))
-    if agent_id is None:
-        raise ToolApprovalError(f"no run {frame.run_id!r} waits for approval in this thread",
-                                code="approval_not_found")
-    agent = target.agent if agent_id == target.agent.id else get_mastra().get_agent(agent_id)
+    its own agent (the page may have switched agents since) and streams to the thread's subscribers.
+    The decision is scoped to the socket's thread: a run of any other is ``approval_not_found``."""
+    agent_id = await run_agent_id(frame.run_id) if isinstance(frame.run_id, str) else None
+    agent = get_mastra().get_agents().get(agent_id, target.agent) if agent_id != target.agent.id else target.agent
     decide = agent.approve_tool_call if frame.approved else agent.decline_tool_call
-    await decide(run_id=frame.run_id, tool_call_id=frame.tool_call_id)
+    await decide(run_id=frame.run_id, tool_call_id=frame.tool_call_id, resource_id=target.resource_id,
+                 thread_id=target.thread_id)
     return []
 
 

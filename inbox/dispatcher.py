@@ -20,8 +20,10 @@ from django.utils import timezone
 
 from agents.registry import get_mastra
 from agents.runtime.notifications import (LOCK_TTL, emit_records, notification_thread_key, plan_thread_dispatch,
-                                          thread_runtime)
+                                          record_json, thread_runtime)
+from agents.runtime.notifications.delivery import CLAIM_FIELDS
 
+from .selectors import records_by_id
 from .services import notifications_claim_due, notifications_fail
 from .store import DjangoNotificationStore
 
@@ -34,6 +36,10 @@ def _recheck() -> timedelta:
     return timedelta(seconds=settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S)
 
 
+def _records_after(ids: list[str]) -> dict[str, dict]:
+    return {rid: _unclaimed(record) for rid, record in records_by_id(ids).items()}
+
+
 def _default_lookup(agent_id: str) -> Any:
     return get_mastra().get_agent(agent_id)
 
@@ -42,14 +48,23 @@ async def dispatch_due_notifications(now: datetime | None = None, *, batch_size:
                                      max_batches: int | None = None,
                                      agent_lookup: Callable[[str], Any] | None = None) -> dict:
     """Emit what is due at ``now`` (default: the current time): batches of ``batch_size`` due records,
-    highest priority first, each batch extended to the other due records of its threads. Returns counts:
-    ``{"claimed", "delivered", "summarised", "waiting", "failed", "errors", "recovered", "batches"}``
-    (``errors``: failed attempts; ``failed``: records that reached the attempt limit)."""
+    highest priority first, each batch extended to the other due records of its threads.
+
+    Returns Mastra's ``dispatchDueNotifications`` result: ``{"delivered": [record, ...], "failed":
+    [{"record", "error"}, ...], "signals": [signal, ...], "counts": {...}}``. ``delivered``: the records a
+    signal carried in this dispatch (a full notification, or a summary: such a record stays
+    ``pending`` with its ``summary_signal_id``), as stored after it; ``failed``: each failed attempt,
+    the record as stored after it and the error text; ``signals``: each signal sent, once, in the
+    order sent. ``counts``: ``{"claimed", "delivered", "summarised", "waiting", "failed", "errors",
+    "recovered", "batches"}`` (``errors``: failed attempts; ``failed``: records that reached the
+    attempt limit)."""
     now = now or timezone.now()
     lookup = agent_lookup or _default_lookup
     store = DjangoNotificationStore()
-    stats = {"claimed": 0, "delivered": 0, "summarised": 0, "waiting": 0, "failed": 0, "errors": 0,
-             "recovered": 0, "batches": 0}
+    out: dict = {"delivered": [], "failed": [], "signals": [], "counts": {
+        "claimed": 0, "delivered": 0, "summarised": 0, "waiting": 0, "failed": 0, "errors": 0, "recovered": 0,
+        "batches": 0}}
+    stats = out["counts"]
     while max_batches is None or stats["batches"] < max_batches:
         token = f"dispatch_{uuid.uuid4().hex}"
         claim = await sync_to_async(notifications_claim_due)(now=now, limit=batch_size, token=token,
@@ -65,12 +80,25 @@ async def dispatch_due_notifications(now: datetime | None = None, *, batch_size:
             groups.setdefault((row["agent_id"], row["resource_id"], row["thread_id"]), []).append(row)
         for (agent_id, resource_id, thread_id), records in groups.items():
             await _dispatch_thread(agent_id, resource_id, thread_id, records, now=now, token=token, store=store,
-                                   lookup=lookup, stats=stats)
-    return stats
+                                   lookup=lookup, out=out)
+    return out
+
+
+def dispatch_result_json(result: dict) -> dict:
+    """A :func:`dispatch_due_notifications` result with date-times as ISO strings (JSON-safe: what
+    the Celery task returns)."""
+    return {"delivered": [record_json(r) for r in result["delivered"]],
+            "failed": [{"record": record_json(f["record"]), "error": f["error"]} for f in result["failed"]],
+            "signals": result["signals"], "counts": dict(result["counts"])}
+
+
+def _unclaimed(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in CLAIM_FIELDS}
 
 
 async def _dispatch_thread(agent_id: str, resource_id: str, thread_id: str, records: list[dict], *, now: datetime,
-                           token: str, store: DjangoNotificationStore, lookup: Callable, stats: dict) -> None:
+                           token: str, store: DjangoNotificationStore, lookup: Callable, out: dict) -> None:
+    stats = out["counts"]
     try:
         agent = lookup(agent_id)
         runtime = thread_runtime(agent, "dispatch_due_notifications")
@@ -84,18 +112,31 @@ async def _dispatch_thread(agent_id: str, resource_id: str, thread_id: str, reco
                                      recheck=_recheck())
     except Exception as exc:
         logger.exception("could not dispatch notifications of thread %s (agent %s)", thread_id, agent_id)
+        error = f"{type(exc).__name__}: {exc}"
         stats["errors"] += len(records)
         stats["failed"] += await sync_to_async(notifications_fail)(
-            ids=[r["id"] for r in records], token=token, error=f"{type(exc).__name__}: {exc}", now=now,
-            retry_in=_recheck())
+            ids=[r["id"] for r in records], token=token, error=error, now=now, retry_in=_recheck())
+        after = await sync_to_async(_records_after)([r["id"] for r in records])
+        out["failed"].extend({"record": after.get(r["id"], _unclaimed(r)), "error": error} for r in records)
         return
-    for rid, out in outcome.items():
-        record = out.get("record") or {}
-        if out.get("error"):
+    summarised = {r["id"] for r in plan.summarise}
+    sent: set[str] = {s["id"] for s in out["signals"]}
+    for rid, result in outcome.items():
+        record = result.get("record") or {}
+        if result.get("error"):
             stats["errors"] += 1
             stats["failed"] += record.get("status") == "failed"
-        elif record.get("status") == "delivered":
+            out["failed"].append({"record": record, "error": result["error"]})
+            continue
+        signal = result.get("signal")
+        if signal is None or result.get("action") == "blocked":
+            continue  # nothing carried it (it waits, or the thread was held)
+        if record.get("status") == "delivered":
             stats["delivered"] += 1
-        elif record.get("summary_signal_id") and any(r["id"] == rid for r in plan.summarise):
+        elif record.get("summary_signal_id") and rid in summarised:
             stats["summarised"] += 1
+        out["delivered"].append(record)
+        if signal["id"] not in sent:
+            sent.add(signal["id"])
+            out["signals"].append(signal)
     stats["waiting"] += len(plan.wait)

@@ -51,3 +51,8 @@ def notification_get(*, record_id: str, resource_id: str | None = None) -> dict 
         rows = rows.filter(resource_id=resource_id)
     row = rows.first()
     return row.to_record() if row else None
+
+
+def records_by_id(ids: list[str]) -> dict[str, dict]:
+    """``{id: record}`` of the records ``ids`` that exist (as stored)."""
+    return {row.id: row.to_record() for row in NotificationRecord.objects.filter(pk__in=list(ids))}

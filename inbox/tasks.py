@@ -10,7 +10,7 @@ from django.conf import settings
 
 from agents.runtime.threads import get_thread_runtime
 
-from .dispatcher import dispatch_due_notifications
+from .dispatcher import dispatch_due_notifications, dispatch_result_json
 
 logger = logging.getLogger(__name__)
 
@@ -19,10 +19,10 @@ RUN_DRAIN_TIMEOUT_S = 600
 
 
 async def _dispatch_and_drain() -> dict:
-    stats = await dispatch_due_notifications()
+    result = await dispatch_due_notifications()
     # woken runs execute on this event loop: let them finish before async_to_sync closes it
     await get_thread_runtime().drain_background(timeout=RUN_DRAIN_TIMEOUT_S)
-    return stats
+    return dispatch_result_json(result)
 
 
 @shared_task(name="inbox.dispatch_due_notifications", ignore_result=True)

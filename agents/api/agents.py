@@ -15,7 +15,7 @@ from . import openapi
 from .base import ApiView, json_response
 from .errors import ApiError
 from .parsing import execution_options, json_body, memory_option
-from .serialization import agent_json
+from .serialization import agent_json, agents_with_draft
 from .sse import run_events, sse_response
 
 
@@ -23,7 +23,9 @@ class AgentListView(ApiView):
     @extend_schema(operation_id="agents_list", responses=openapi.AGENT_MAP, tags=["agents"])
     async def get(self, request):
         agents = get_mastra().get_agents()
-        return json_response({agent_id: await agent_json(agent, with_id=True) for agent_id, agent in agents.items()})
+        drafts = await agents_with_draft(list(agents.values()))
+        return json_response({agent_id: await agent_json(agent, with_id=True, has_draft=agent.id in drafts)
+                              for agent_id, agent in agents.items()})
 
 
 class AgentDetailView(ApiView):

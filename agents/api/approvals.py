@@ -110,19 +110,15 @@ class SendToolApprovalView(ApiView):
             raise ApiError("approved must be true or false", code="invalid_field")
         resource_id, thread_id = await thread_target(self.caller, body)
         run_id = optional_str(body, "runId")
-        key = thread_key(resource_id, thread_id)
-        if run_id is not None:
-            run = await run_owned(self.caller, run_id)
-            if run.thread_id != key:
-                raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}",
-                                        code="approval_not_found")
-        else:
-            run_id = await sync_to_async(pending_approval_run)(key=key, tool_call_id=tool_call_id)
+        if run_id is None:
+            run_id = await sync_to_async(pending_approval_run)(key=thread_key(resource_id, thread_id),
+                                                               tool_call_id=tool_call_id)
             if run_id is None:
                 raise ToolApprovalError(f"no tool call {tool_call_id!r} waits for approval in thread {thread_id!r}",
                                         code="approval_not_found")
+        # scoped to the caller's thread: a run of another thread is refused as an unknown one
         method = agent.approve_tool_call if approved else agent.decline_tool_call
-        output = await method(run_id=run_id, tool_call_id=tool_call_id)
+        output = await method(run_id=run_id, tool_call_id=tool_call_id, resource_id=resource_id, thread_id=thread_id)
         task = asyncio.ensure_future(output.consume_stream())
         continuations.add(task)
         task.add_done_callback(continuations.discard)

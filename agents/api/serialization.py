@@ -26,14 +26,30 @@ def model_fields(model: Any) -> dict:
     return {"provider": "dynamic", "modelId": "dynamic"}
 
 
-async def agent_json(agent: Any, *, with_id: bool) -> dict:
+async def agents_with_draft(agents: list[Any]) -> set[str]:
+    """The ids of ``agents`` whose editor draft differs from the published version (the site's
+    overrides provider knows; none without an editor)."""
+    found: set[str] = set()
+    by_provider: dict[int, tuple[Any, list]] = {}
+    for agent in agents:
+        provider = getattr(agent.mastra, "overrides", None)
+        if callable(getattr(provider, "agents_with_draft", None)):
+            by_provider.setdefault(id(provider), (provider, []))[1].append(agent)
+    for provider, members in by_provider.values():
+        found |= await provider.agents_with_draft(members)
+    return found
+
+
+async def agent_json(agent: Any, *, with_id: bool, has_draft: bool = False) -> dict:
     """``{id?, name, description, instructions, tools, agents, provider, modelId, ...}``: the keys
-    Mastra's server sends (``id`` only in the list, as there)."""
-    instructions = "\n".join(str(m.get("content", "")) for m in await agent.get_instructions())
-    descriptions = agent.editor_overrides.get("tool_descriptions") or {}
+    Mastra's server sends (``id`` and ``hasDraft`` only in the list, as there). Instructions and
+    tools are the agent's effective definition (``Agent.get_definition``: the code under the
+    editor's published version)."""
+    definition = await agent.get_definition()
+    instructions = "\n".join(str(m.get("content", "")) for m in definition.instructions)
     tools = {}
-    for name, tool in (await agent.get_tools()).items():
-        tools[name] = {"id": tool.id, "description": descriptions.get(name, tool.description or ""),
+    for name, tool in definition.tools.items():
+        tools[name] = {"id": tool.id, "description": definition.tool_descriptions.get(name, tool.description or ""),
                        "inputSchema": schema_text(tool.input_schema), "outputSchema": schema_text(tool.output_schema),
                        "requireApproval": tool.require_approval}
     data = {"name": agent.name, "description": agent.description, "instructions": instructions, "tools": tools,
@@ -42,4 +58,4 @@ async def agent_json(agent: Any, *, with_id: bool) -> dict:
             "supportsMemory": agent.memory is not None,
             "defaultOptions": agent.default_options if isinstance(agent.default_options, dict) else {},
             "defaultGenerateOptionsLegacy": {}, "defaultStreamOptionsLegacy": {}, "source": "code"}
-    return {"id": agent.id, **data, "hasDraft": False} if with_id else data
+    return {"id": agent.id, **data, "hasDraft": has_draft} if with_id else data

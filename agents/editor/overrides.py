@@ -8,7 +8,8 @@ and at once in the publishing process (the publish invalidates the local cache o
 
 A run that selects a draft or a version id (``versions={"agents": {...}}``) reads it from the
 database. Whatever a version stores, the fields the agent's code locks now (its ``editor`` option)
-are dropped here: an override saved before a lock was added is ignored at run time.
+are dropped by the runtime (``agents.runtime.overrides``): an override saved before a lock was
+added is ignored at run time.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from agents.editor.locks import EditorLocks
-from agents.editor.selectors import generation_read, published_overrides_all, version_selected
+from agents.editor.selectors import agents_with_draft, generation_read, published_overrides_all, version_selected
 from agents.runtime.overrides import AgentOverrides
 
 
@@ -79,11 +79,12 @@ published_cache = PublishedCache()
 
 
 def overrides_build(agent: Any, found: tuple[str, dict] | None) -> AgentOverrides | None:
-    """The run's overrides from a stored ``(version id, overrides)``, within the agent's locks."""
+    """The run's overrides from a stored ``(version id, overrides)`` (the runtime drops what the
+    agent's ``editor`` locks, ``agents.runtime.overrides.overrides_resolve``)."""
     if found is None:
         return None
-    version_id, stored = found
-    kept, _ignored = EditorLocks.of(agent.editor).strip(stored or {})
+    version_id, kept = found
+    kept = kept or {}
     if not kept:
         return AgentOverrides(version_id=version_id)
     return AgentOverrides(instructions=kept.get("instructions"),
@@ -104,6 +105,10 @@ class EditorOverrides:
             return overrides_build(agent, await database_sync_to_async(self.cache.get)(agent.id))
         found = await database_sync_to_async(version_selected)(agent_id=agent.id, selection=selection)
         return overrides_build(agent, found)
+
+    async def agents_with_draft(self, agents: Iterable[Any]) -> set[str]:
+        """The ids of ``agents`` with a draft that differs from the published version (``hasDraft``)."""
+        return await database_sync_to_async(agents_with_draft)({agent.id: agent.editor for agent in agents})
 
 
 __all__ = ["EditorOverrides", "PublishedCache", "overrides_build", "published_cache"]

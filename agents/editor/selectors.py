@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
+from agents.editor.locks import EditorLocks
 from agents.editor.models import AgentDefinition, AgentVersion, EditorGeneration
 from agents.runtime.errors import AgentConfigError
 
@@ -39,6 +43,26 @@ def version_selected(*, agent_id: str, selection: dict) -> tuple[str, dict] | No
     else:
         found = versions.filter(status=AgentVersion.Status.PUBLISHED).values_list("pk", "overrides").first()
     return (str(found[0]), found[1]) if found is not None else None
+
+
+def agents_with_draft(editors: dict[str, Any]) -> set[str]:
+    """The ids among ``editors`` (``{agent id: its editor option}``) whose latest version is a draft
+    (what ``{"status": "draft"}`` runs) that differs from the published version (or, with none
+    published, from the code), within the agent's locks. Two queries for any number of agents."""
+    newest = AgentVersion.objects.filter(agent=OuterRef("agent")).order_by("-number").values("number")[:1]
+    latest = AgentVersion.objects.filter(agent__agent_id__in=list(editors), number=Subquery(newest)).values_list(
+        "agent__agent_id", "status", "overrides")
+    published = dict(AgentVersion.objects.filter(agent__agent_id__in=list(editors),
+                                                 status=AgentVersion.Status.PUBLISHED).values_list(
+        "agent__agent_id", "overrides"))
+    found = set()
+    for agent_id, status, overrides in latest:
+        if status != AgentVersion.Status.DRAFT:
+            continue
+        locks = EditorLocks.of(editors[agent_id])
+        if locks.strip(overrides or {})[0] != locks.strip(published.get(agent_id) or {})[0]:
+            found.add(agent_id)
+    return found
 
 
 def version_latest(definition: AgentDefinition) -> AgentVersion | None:
@@ -100,5 +124,5 @@ def version_diffs(version: AgentVersion) -> dict[str, list[FieldChange]]:
             "previous": overrides_diff(overrides_effective(definition, previous.overrides) if previous else code, this)}
 
 
-__all__ = ["FieldChange", "generation_read", "overrides_diff", "overrides_effective", "published_overrides_all",
+__all__ = ["FieldChange", "agents_with_draft", "generation_read", "overrides_diff", "overrides_effective", "published_overrides_all",
            "version_diffs", "version_latest", "version_published", "version_selected"]

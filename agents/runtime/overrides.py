@@ -10,9 +10,13 @@ with ``async agent_overrides(agent, selection) -> AgentOverrides | None``. At th
   ``None`` (the published version), ``{"status": "published"}``, ``{"status": "draft"}`` (the latest
   version) or ``{"version_id": "..."}``.
 
-The provider returns the overrides to apply (already stripped of the fields the agent's ``editor``
-option locks) or ``None`` for "the code's definition". It raises
+The provider returns the overrides to apply or ``None`` for "the code's definition". It raises
 :class:`~agents.runtime.errors.AgentConfigError` for a selection that names no version of the agent.
+
+The agent's ``editor`` option (its locks, :class:`EditorLocks`) is applied here, once, to whatever
+the provider answers or ``Agent.apply_editor_overrides`` set: a field the code locks is dropped.
+:func:`effective_definition` (``Agent.get_definition``) is the one call that reads what an agent
+runs with (instructions, tools, tool descriptions); runs and the HTTP API both use it.
 
 ``versions`` travels with the run: a sub-agent called through ``Agent(agents={...})`` receives the
 caller's ``versions`` (``ToolContext.versions``), so one call selects the versions of a whole tree.
@@ -20,14 +24,79 @@ caller's ``versions`` (``ToolContext.versions``), so one call selects the versio
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .errors import AgentConfigError
+from .messages import system_messages
 from .naming import snake_keys
 from .tools import Tool
 
 VERSION_STATUSES = ("draft", "published")
+#: the fields an override may hold, in display order
+OVERRIDE_FIELDS = ("instructions", "tools", "tool_descriptions")
+
+
+@dataclass(frozen=True)
+class EditorLocks:
+    """Which override fields an agent's ``editor`` option lets the editor change (True: editable),
+    as Mastra defines them:
+
+    - ``editor`` omitted (``None``): instructions and tools (membership and descriptions);
+    - ``editor=False``: nothing;
+    - ``{"instructions": True}``: only the instructions;
+    - ``{"tools": True}``: the tool membership and the tool descriptions;
+    - ``{"tools": {"description": True}}``: only the tool descriptions;
+    - keys combine; a key left out is locked.
+    """
+
+    instructions: bool
+    tools: bool
+    tool_descriptions: bool
+
+    @classmethod
+    def of(cls, editor: Any) -> "EditorLocks":
+        """The locks of an ``editor`` option (already validated by ``Agent()``)."""
+        if editor is None:
+            return cls(True, True, True)
+        if editor is False:
+            return cls(False, False, False)
+        tools = editor.get("tools", False)
+        if isinstance(tools, dict):
+            return cls(bool(editor.get("instructions", False)), False, bool(tools.get("description", False)))
+        return cls(bool(editor.get("instructions", False)), bool(tools), bool(tools))
+
+    def editable(self, field: str) -> bool:
+        return bool(getattr(self, field))
+
+    @property
+    def editable_fields(self) -> tuple[str, ...]:
+        return tuple(f for f in OVERRIDE_FIELDS if self.editable(f))
+
+    @property
+    def read_only(self) -> bool:
+        return not self.editable_fields
+
+    def strip(self, overrides: dict) -> tuple[dict, list[str]]:
+        """``(kept, ignored)``: the overrides (a dict of :data:`OVERRIDE_FIELDS`) these locks allow,
+        and the names of the fields present that the code locks (in :data:`OVERRIDE_FIELDS` order)."""
+        kept = {f: overrides[f] for f in OVERRIDE_FIELDS if f in overrides and self.editable(f)}
+        ignored = [f for f in OVERRIDE_FIELDS if f in overrides and not self.editable(f)]
+        return kept, ignored
+
+    def restrict(self, overrides: "AgentOverrides") -> "AgentOverrides":
+        """``overrides`` without the fields these locks do not allow."""
+        return replace(overrides,
+                       instructions=overrides.instructions if self.instructions else None,
+                       tools=overrides.tools if self.tools else None,
+                       tool_descriptions=dict(overrides.tool_descriptions) if self.tool_descriptions else {})
+
+    def describe(self) -> str:
+        """A short human summary (``"instructions, tool descriptions"`` / ``"read-only"``)."""
+        if self.read_only:
+            return "read-only"
+        names = {"instructions": "instructions", "tools": "tool membership", "tool_descriptions": "tool descriptions"}
+        return ", ".join(names[f] for f in self.editable_fields)
 
 
 @dataclass(frozen=True)
@@ -61,6 +130,10 @@ NO_OVERRIDES = AgentOverrides()
 
 
 class OverridesProvider(Protocol):
+    """``agent_overrides`` is required. A provider that keeps drafts may also have
+    ``async agents_with_draft(agents) -> set[str]``: the ids of those agents whose draft differs
+    from the published version (the HTTP API's ``hasDraft``)."""
+
     async def agent_overrides(self, agent: Any, selection: dict | None) -> AgentOverrides | None: ...
 
 
@@ -98,24 +171,59 @@ def validate_versions(value: Any) -> dict:
 
 
 async def overrides_resolve(agent: Any, versions: dict | None) -> AgentOverrides:
-    """The overrides of ``agent``'s run: its ``Mastra``'s provider's answer for the selection of
-    ``versions``, else the overrides set in code with ``Agent.apply_editor_overrides``."""
+    """The overrides of ``agent``'s run, within its editor locks: its ``Mastra``'s provider's answer
+    for the selection of ``versions``, else the overrides set in code with
+    ``Agent.apply_editor_overrides``."""
     selection = ((versions or {}).get("agents") or {}).get(agent.id)
     provider = getattr(agent.mastra, "overrides", None)
+    found = None
     if provider is not None:
         found = await provider.agent_overrides(agent, selection)
-        if found is not None:
-            return found
     elif selection is not None:
         raise AgentConfigError(f"options.versions.agents.{agent.id}",
                                "this agent's Mastra has no editor: there are no versions to select")
-    local = agent.editor_overrides
-    if not local:
-        return NO_OVERRIDES
-    return AgentOverrides(instructions=local.get("instructions"),
-                          tools=tuple(local["tools"]) if "tools" in local else None,
-                          tool_descriptions=dict(local.get("tool_descriptions") or {}))
+    if found is None:
+        local = agent.editor_overrides
+        if not local:
+            return NO_OVERRIDES
+        found = AgentOverrides(instructions=local.get("instructions"),
+                               tools=tuple(local["tools"]) if "tools" in local else None,
+                               tool_descriptions=dict(local.get("tool_descriptions") or {}))
+    return EditorLocks.of(agent.editor).restrict(found)
 
 
-__all__ = ["AgentOverrides", "NO_OVERRIDES", "OverridesProvider", "VERSION_STATUSES", "overrides_resolve",
-           "validate_versions"]
+@dataclass(frozen=True)
+class EffectiveDefinition:
+    """What an agent runs with: the code's definition under its editor overrides (within its locks).
+
+    ``instructions``: the system messages; ``tools``: ``{name: Tool}`` (membership applied, sub-agent
+    and workflow tools included); ``tool_descriptions``: what the model reads of each of those tools;
+    ``version_id``: the stored version the overrides come from (``None``: the code's definition or
+    overrides set in code).
+    """
+
+    instructions: list[dict]
+    tools: dict[str, Tool]
+    tool_descriptions: dict[str, str]
+    version_id: str | None = None
+
+
+async def effective_definition(agent: Any, *, request_context: dict | None = None,
+                               versions: dict | None = None) -> EffectiveDefinition:
+    """``agent``'s effective definition for a call (``versions``: the call's selection, default the
+    published version); dynamic instructions and tools are resolved with ``request_context``."""
+    overrides = await overrides_resolve(agent, versions)
+    if overrides.instructions is not None:
+        instructions = system_messages(overrides.instructions, "instructions")
+    else:
+        instructions = await agent.get_instructions(request_context)
+    site_tools = agent.mastra.get_tools() if agent.mastra is not None else {}
+    tools = overrides.apply_tools(await agent.get_tools(request_context), site_tools)
+    descriptions = {name: overrides.tool_descriptions.get(name, tool.description or "")
+                    for name, tool in tools.items()}
+    return EffectiveDefinition(instructions=instructions, tools=tools, tool_descriptions=descriptions,
+                               version_id=overrides.version_id)
+
+
+__all__ = ["AgentOverrides", "EditorLocks", "EffectiveDefinition", "NO_OVERRIDES", "OVERRIDE_FIELDS",
+           "OverridesProvider", "VERSION_STATUSES", "effective_definition", "overrides_resolve", "validate_versions"]

@@ -57,11 +57,13 @@ class RunStore(Protocol):
     async def save_suspended(self, *, run_id: str, agent_id: str, tool_call_id: str, tool_name: str,
                              args: Any, state: dict) -> None: ...
 
-    async def claim_suspended(self, *, run_id: str, tool_call_id: str, decision: str) -> dict:
+    async def claim_suspended(self, *, run_id: str, tool_call_id: str, decision: str,
+                              thread: tuple[str, str] | None = None) -> dict:
         """Atomically take the suspended run waiting on ``tool_call_id`` and return its state.
 
-        Raises ToolApprovalError when no run is suspended under ``run_id``, when it waits on
-        another tool call, or when another process already claimed it.
+        Raises ToolApprovalError when no run is suspended under ``run_id`` (``approval_not_found``;
+        also for a run that is not of ``thread``, ``(resource_id, thread_id)``, when given), when it
+        waits on another tool call, or when another process already claimed it.
         """
 
     async def pending_approvals(self, *, run_id: str | None = None) -> list[dict]: ...
@@ -150,9 +152,9 @@ class InMemoryStore:
                                   "hash": approval_hash(tool_name, args), "state": copy.deepcopy(state),
                                   "status": "pending"}
 
-    async def claim_suspended(self, *, run_id, tool_call_id, decision):
+    async def claim_suspended(self, *, run_id, tool_call_id, decision, thread=None):
         entry = self.suspended.get(run_id)
-        if entry is None or entry["status"] != "pending":
+        if entry is None or entry["status"] != "pending" or not suspended_in_thread(entry["state"], thread):
             raise ToolApprovalError(f"no run is waiting for approval under run id {run_id!r}", code="approval_not_found")
         if entry["tool_call_id"] != tool_call_id:
             raise ToolApprovalError(f"run {run_id!r} does not wait on tool call {tool_call_id!r}",
@@ -171,6 +173,15 @@ class InMemoryStore:
     async def pending_approvals(self, *, run_id=None):
         return [copy.deepcopy({k: v for k, v in e.items() if k != "state"}) for e in self.suspended.values()
                 if e["status"] == "pending" and (run_id is None or e["run_id"] == run_id)]
+
+
+def suspended_in_thread(state: dict, thread: tuple[str, str] | None) -> bool:
+    """Whether a suspended run's stored ``state`` is a run of ``thread`` (``(resource_id,
+    thread_id)``; None: no scope, any run)."""
+    if thread is None:
+        return True
+    memory = state.get("memory") or {}
+    return (memory.get("resource_id"), memory.get("thread_id")) == tuple(thread)
 
 
 _run_store: Any = None

@@ -237,6 +237,36 @@ DEFAULT_TOOL_TIMEOUT_S = 60.0
 _EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": True}
 
 
+#: keywords whose value is a schema, a list of schemas or a dict of schemas (``allOf`` is left
+#: alone: closing each member would forbid the other members' properties)
+_SUBSCHEMA = ("items", "additionalItems", "contains", "not", "if", "then", "else")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_DICTS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def closed_schema(schema: Any) -> Any:
+    """A copy of the JSON Schema ``schema`` where each object schema (``"type": "object"`` or one
+    with ``properties``) without ``additionalProperties`` gets ``"additionalProperties": false``,
+    at any depth: what Mastra's tools send the model (zod objects drop unknown keys, and OpenAI's
+    strict mode requires it). Validation keeps using the tool's own schema."""
+    if isinstance(schema, list):
+        return [closed_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA or (key == "additionalProperties" and isinstance(value, dict)):
+            value = closed_schema(value)
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            value = [closed_schema(v) for v in value]
+        elif key in _SUBSCHEMA_DICTS and isinstance(value, dict):
+            value = {k: closed_schema(v) for k, v in value.items()}
+        out[key] = value
+    if (schema.get("type") == "object" or "properties" in schema) and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
+
+
 class Tool:
     """A callable the model can request. Build it with :func:`create_tool`."""
 
@@ -267,9 +297,16 @@ class Tool:
         self.provider_options = provider_options or {}
         self._execute_is_async = execute is not None and inspect.iscoroutinefunction(execute)
         self._execute_arity = _arity(execute) if execute is not None else 2
+        self._parameters: dict | None = None  # ``parameters()``, computed once
 
     def parameters(self) -> dict:
-        return self.input_schema.json_schema if self.input_schema is not None else _EMPTY_OBJECT
+        """The input schema the model receives: the tool's, with every object schema that does not
+        say otherwise closed (``additionalProperties: false``), as Mastra sends a zod object."""
+        if self.input_schema is None:
+            return _EMPTY_OBJECT
+        if self._parameters is None:
+            self._parameters = closed_schema(self.input_schema.json_schema)
+        return self._parameters
 
     def spec(self, name: str, description: str | None = None) -> dict:
         """The description a provider sends to the model for this tool under ``name``."""

@@ -19,7 +19,7 @@ from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content, render_signal
 from agents.runtime.threads.decision import DELIVER, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, input_decide
-from agents.store import state_signal_record, thread_prepare_locked, time_parse
+from agents.store import state_signal_record, thread_prepare_locked, thread_save_pending, time_parse
 
 from .activity import lease_is_active, lease_view
 from .identity import thread_checked, thread_ensure, thread_ref
@@ -88,7 +88,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         else:
             if state is not None:
                 thread = thread_checked(resource_id, thread_id)
-                if thread is None:
+                if thread is None or not thread.saved:
                     raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             else:
                 thread, fresh = thread_ensure(resource_id, thread_id)
@@ -135,6 +135,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                                               "run_id": lease.owner_run_id}])
             return {**base, "action": "deliver", "run_id": lease.owner_run_id}
         if decision.action == "persist":
+            if fresh:  # stored under the thread's id; the thread itself does not exist yet (Mastra)
+                Thread.objects.update_rows({"key": key}, {"saved": False})
             input_persist_history(lease, stored)
             synthetic = new_run_id
             chunks = events_number(lease, persist_run_chunks(echo_chunk(accepted, synthetic), synthetic))
@@ -142,6 +144,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             lease_save(lease)
             return {**base, "action": "persist", "events": chunks}
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
+        if thread is not None and not thread.saved:  # the run creates the thread over persisted inputs
+            thread_save_pending(thread, now)
         if decision.reclaim:
             lease_reclaim(lease, now)
         lease_take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)

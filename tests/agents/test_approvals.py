@@ -248,6 +248,25 @@ async def test_resume_of_a_memory_run_after_a_restart_saves_the_exchange_once():
     assert (run.status, run.finish_reason, run.thread_id) == ("completed", "stop", "user-1\x1ft-approve")
 
 
+
+async def test_a_decision_scoped_to_another_thread_is_not_found_in_the_database():
+    counter: list = []
+    agent = make_agent(counter, memory=Memory())
+    result = await agent.generate(PROMPT, memory={"resource": "user-1", "thread": "t-scope"})
+    call_id = result.suspend_payload["tool_call_id"]
+    for resource_id, thread_id in (("user-1", "t-other"), ("user-2", "t-scope")):
+        for tool_call_id in (call_id, "another-call"):
+            with pytest.raises(ToolApprovalError) as info:
+                await agent.decline_tool_call_generate(run_id=result.run_id, tool_call_id=tool_call_id,
+                                                       resource_id=resource_id, thread_id=thread_id)
+            assert info.value.code == "approval_not_found"
+    assert (await approval_for(result.run_id)).status == "pending"
+    final = await agent.approve_tool_call_generate(run_id=result.run_id, tool_call_id=call_id,
+                                                   resource_id="user-1", thread_id="t-scope")
+    assert final.finish_reason == "stop" and counter == ["/tmp/report.txt"]
+    assert (await approval_for(result.run_id)).status == "approved"
+
+
 SUBPROCESS_APPROVE = textwrap.dedent("""
     import asyncio, json, sys
     import django

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Thread
+from agents.runtime.notifications.validation import iso_z
 from inbox.models import NotificationRecord, new_record_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,9 +73,16 @@ def test_the_celery_task_dispatches_and_waits_for_the_runs_it_woke():
 
     record = make_record(priority="urgent", priority_rank=3, deliver_at=timezone.now(), next_due_at=timezone.now())
     stats = dispatch_due_notifications_task.apply().get()
-    assert stats["delivered"] == 1
+    assert stats["counts"]["delivered"] == 1
     record.refresh_from_db()
     assert record.status == "delivered"
+    # JSON-safe, Mastra's shape: the delivered record with its date-times as ISO strings
+    assert json.loads(json.dumps(stats)) == stats
+    [delivered] = stats["delivered"]
+    assert (delivered["id"], delivered["status"], delivered["delivered_signal_id"]) == (
+        record.id, "delivered", record.delivered_signal_id)
+    assert delivered["delivered_at"] == iso_z(record.delivered_at)
+    assert [s["id"] for s in stats["signals"]] == [record.delivered_signal_id] and stats["failed"] == []
     from agents.models import Run
 
     assert Run.objects.get(thread__thread_id="t1").status == "completed"

@@ -69,7 +69,7 @@ async def test_a_high_notification_summarised_while_active_is_delivered_in_full_
     # still busy: the dispatcher does not push the full notification into the run
     now = timezone.now()
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
-    assert (stats["delivered"], stats["waiting"]) == (0, 1)
+    assert (stats["counts"]["delivered"], stats["counts"]["waiting"]) == (0, 1)
     assert (await row(rid)).next_due_at == now + timedelta(seconds=15)
 
     await busy.output.get_full_output()
@@ -81,7 +81,7 @@ async def test_a_high_notification_summarised_while_active_is_delivered_in_full_
 
     later = now + timedelta(seconds=16)
     stats = await dispatch_due_notifications(now=later, agent_lookup=lookup_for(agent))
-    assert (stats["delivered"], stats["waiting"]) == (1, 0)
+    assert (stats["counts"]["delivered"], stats["counts"]["waiting"]) == (1, 0)
     await settle()
     second_run = drain(sub)
     assert [c["type"] for c in second_run][:2] == ["start", "data-signal"]
@@ -95,8 +95,9 @@ async def test_a_high_notification_summarised_while_active_is_delivered_in_full_
     # the model answered the full notification in the new run
     assert any(c["type"] == "text-delta" and "CI failed on main" in c["payload"]["text"] for c in second_run)
     assert await dispatch_due_notifications(now=later + timedelta(hours=1), agent_lookup=lookup_for(agent)) == {
-        "claimed": 0, "delivered": 0, "summarised": 0, "waiting": 0, "failed": 0, "errors": 0, "recovered": 0,
-        "batches": 0}
+        "delivered": [], "failed": [], "signals": [], "counts": {
+            "claimed": 0, "delivered": 0, "summarised": 0, "waiting": 0, "failed": 0, "errors": 0, "recovered": 0,
+            "batches": 0}}
     sub.unsubscribe()
 
 
@@ -109,7 +110,7 @@ async def test_summaries_cannot_starve_a_high_record(make_agent, settle):
     high = await make_record(thread_id="alerts", priority="high", deliver_at=now)  # the newest of all
     stats = await dispatch_due_notifications(now=now, batch_size=100, max_batches=1, agent_lookup=lookup_for(agent))
     await settle()
-    assert (stats["claimed"], stats["delivered"], stats["summarised"]) == (100, 1, 99)
+    assert (stats["counts"]["claimed"], stats["counts"]["delivered"], stats["counts"]["summarised"]) == (100, 1, 99)
     assert (await row(high.id)).status == "delivered"
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 51
     # a low summary does not wake a thread
@@ -124,7 +125,7 @@ async def test_a_thread_is_planned_whole_with_one_summary(make_agent, settle):
                           summary_at=now - timedelta(minutes=5), now=now - timedelta(minutes=10, milliseconds=-i))
     stats = await dispatch_due_notifications(now=now, batch_size=10, max_batches=1, agent_lookup=lookup_for(agent))
     await settle()
-    assert (stats["claimed"], stats["summarised"], stats["batches"]) == (150, 150, 1)
+    assert (stats["counts"]["claimed"], stats["counts"]["summarised"], stats["counts"]["batches"]) == (150, 150, 1)
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 0
     assert await Message.objects.filter(thread__thread_id="digest").acount() == 1
     message = await Message.objects.aget(thread__thread_id="digest")
@@ -137,10 +138,10 @@ async def test_a_scheduled_summary_goes_out_once_due(make_agent, settle):
     now = timezone.now()
     records = [await make_record(source=source, priority=priority, summary_at=now + timedelta(minutes=30))
                for source, priority in (("slack", "low"), ("github", "medium"), ("email", "low"), ("github", "low"))]
-    assert (await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent)))["claimed"] == 0
+    assert (await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent)))["counts"]["claimed"] == 0
     stats = await dispatch_due_notifications(now=now + timedelta(minutes=31), agent_lookup=lookup_for(agent))
     await settle()
-    assert stats["summarised"] == 4
+    assert stats["counts"]["summarised"] == 4
     rows = [await row(r.id) for r in records]
     assert len({r.summary_signal_id for r in rows}) == 1
     assert all(r.summary_at is None and r.next_due_at is None and r.status == "pending" for r in rows)
@@ -156,16 +157,16 @@ async def test_five_failed_attempts_make_a_record_failed(make_agent):
     for attempt in range(1, 6):
         stats = await dispatch_due_notifications(now=now, agent_lookup=lookup)
         stored = await row(orphan.id)
-        assert stats["errors"] == 1 and stored.delivery_attempts == attempt
+        assert stats["counts"]["errors"] == 1 and stored.delivery_attempts == attempt
         assert stored.last_delivery_error == "AgentNotFound: no agent with id 'ghost'"
         assert stored.last_delivery_attempt_at == now and stored.lock_token == ""
         if attempt < 5:
             assert stored.status == "pending"
             assert stored.next_due_at == now + timedelta(seconds=15 * attempt)  # backs off
-            assert (await dispatch_due_notifications(now=now, agent_lookup=lookup))["claimed"] == 0
+            assert (await dispatch_due_notifications(now=now, agent_lookup=lookup))["counts"]["claimed"] == 0
             now = stored.next_due_at
-    assert (stored.status, stored.next_due_at, stats["failed"]) == ("failed", None, 1)
-    assert (await dispatch_due_notifications(now=now + timedelta(days=1), agent_lookup=lookup))["claimed"] == 0
+    assert (stored.status, stored.next_due_at, stats["counts"]["failed"]) == ("failed", None, 1)
+    assert (await dispatch_due_notifications(now=now + timedelta(days=1), agent_lookup=lookup))["counts"]["claimed"] == 0
 
 
 async def test_a_failed_send_is_counted_on_the_record(make_agent, settle):
@@ -181,7 +182,7 @@ async def test_a_failed_send_is_counted_on_the_record(make_agent, settle):
     record = await make_record(deliver_at=now)
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
     stored = await row(record.id)
-    assert (stats["errors"], stats["delivered"]) == (1, 0)
+    assert (stats["counts"]["errors"], stats["counts"]["delivered"]) == (1, 0)
     assert (stored.status, stored.delivery_attempts, stored.deliver_at) == ("pending", 1, now)
     assert stored.last_delivery_error.startswith("SignalError: the thread refused the signal")
     assert stored.attempt_signal_id is None
@@ -205,7 +206,7 @@ async def test_a_send_the_thread_accepted_before_a_crash_is_never_repeated(make_
                              locked_until=now + timedelta(seconds=30))
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
     await settle()
-    assert (stats["recovered"], stats["delivered"]) == (1, 1)
+    assert (stats["counts"]["recovered"], stats["counts"]["delivered"]) == (1, 1)
     first = await row(accepted.id)
     assert (first.status, first.delivered_signal_id, first.lock_token) == ("delivered", "sig-accepted", "")
     assert await ThreadInput.objects.filter(thread__thread_id="t1").acount() == 1
@@ -222,7 +223,7 @@ async def test_a_due_delivery_for_an_active_thread_goes_into_the_run_unless_it_w
     deferred = await make_record(priority="medium", deliver_at=now - timedelta(seconds=1))
     waits = await make_record(priority="medium", deliver_at=now - timedelta(seconds=1), deliver_when_idle=True)
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
-    assert (stats["delivered"], stats["waiting"], stats["summarised"]) == (1, 1, 1)
+    assert (stats["counts"]["delivered"], stats["counts"]["waiting"], stats["counts"]["summarised"]) == (1, 1, 1)
     first = await row(deferred.id)
     assert first.status == "delivered"
     assert (await ThreadInput.objects.aget(input_id=first.delivered_signal_id)).run_id == busy.run_id
@@ -286,7 +287,7 @@ async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, ma
     now = timezone.now() + timedelta(seconds=1)
     stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
     await settle()
-    assert (stats["delivered"], stats["summarised"], stats["failed"]) == (1, 1, 0)
+    assert (stats["counts"]["delivered"], stats["counts"]["summarised"], stats["counts"]["failed"]) == (1, 1, 0)
     echoes = [c["data"] for c in drain(sub) if c["type"] == "data-signal"]
     sub.unsubscribe()
     high, low = rows["high"].id, rows["low"].id
@@ -304,3 +305,46 @@ async def test_mastras_active_thread_scenario_then_the_dispatcher(make_agent, ma
     assert (after["low"].status, after["low"].summary_signal_id, after["low"].summary_at) == (
         "pending", echoes[1]["id"], None)
     assert (after["medium"].status, after["medium"].summary_signal_id) == ("pending", rows["medium"].summary_signal_id)
+    # Mastra's result: {delivered: records, failed: [{record, error}], signals: the signals sent}
+    assert [(r["id"], r["priority"], r["status"], r["delivered_signal_id"], r["summary_signal_id"])
+            for r in stats["delivered"]] == [
+        (high, "high", "delivered", echoes[0]["id"], rows["high"].summary_signal_id),
+        (low, "low", "pending", None, echoes[1]["id"])]
+    assert stats["failed"] == []
+    assert [(s["id"], s["type"], s["tagName"], s["contents"], s["attributes"]) for s in stats["signals"]] == [
+        (echoes[0]["id"], "notification", "notification", "CI failed on main (high, active).",
+         {"branch": "main", "id": high, "source": "github", "type": "ci-status", "kind": "ci-status",
+          "priority": "high", "status": "delivered"}),
+        (echoes[1]["id"], "notification", "notification-summary", "github: 1", {"pending": 1, "priority": "low"})]
+
+
+async def test_a_failed_send_is_in_failed_with_its_error(make_agent, settle):
+    from agents.runtime.errors import SignalError
+
+    agent = make_agent()
+
+    async def refused(*args, **kwargs):
+        raise SignalError("the thread refused the signal", code="refused")
+
+    agent.send_signal = refused
+    now = timezone.now()
+    record = await make_record(deliver_at=now)
+    stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(agent))
+    assert (stats["delivered"], stats["signals"]) == ([], [])
+    [failed] = stats["failed"]
+    assert set(failed) == {"record", "error"}
+    assert failed["error"] == "SignalError: the thread refused the signal"
+    assert (failed["record"]["id"], failed["record"]["status"], failed["record"]["delivery_attempts"]) == (
+        record.id, "pending", 1)
+    assert "lock_token" not in failed["record"]
+    assert stats["counts"] == {"claimed": 1, "delivered": 0, "summarised": 0, "waiting": 0, "failed": 0, "errors": 1,
+                               "recovered": 0, "batches": 1}
+
+
+async def test_a_thread_that_cannot_be_dispatched_fails_each_of_its_records(make_agent, settle):
+    now = timezone.now()
+    record = await make_record(agent_id="gone", deliver_at=now)
+    stats = await dispatch_due_notifications(now=now, agent_lookup=lookup_for(make_agent()))
+    [failed] = stats["failed"]
+    assert (failed["record"]["id"], failed["error"]) == (record.id, "AgentNotFound: no agent with id 'gone'")
+    assert "lock_token" not in failed["record"] and stats["delivered"] == [] and stats["signals"] == []

@@ -33,7 +33,7 @@ DISPATCHER = textwrap.dedent("""
     from agents.runtime import Agent
     from agents.runtime.testing import drain_thread_runtime
     from agents.runtime.threads import get_thread_runtime
-    from inbox.dispatcher import dispatch_due_notifications
+    from inbox.dispatcher import dispatch_due_notifications, dispatch_result_json
 
     agent = Agent(id="support", instructions="x", model="local/echo", memory=Memory())
     start_at = float(sys.argv[1])
@@ -43,7 +43,7 @@ DISPATCHER = textwrap.dedent("""
         stats = await dispatch_due_notifications(now=datetime.fromisoformat(sys.argv[2]), batch_size=10,
                                                  agent_lookup=lambda agent_id: agent)
         await drain_thread_runtime(get_thread_runtime(), timeout=60)
-        print(json.dumps(stats))
+        print(json.dumps(dispatch_result_json(stats)))
 
     asyncio.run(main())
 """)
@@ -81,8 +81,9 @@ def test_two_dispatchers_never_deliver_a_record_twice(postgres_db, tmp_path):
         assert proc.returncode == 0, err
     stats = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     print(stats)
-    assert sum(s["delivered"] for s in stats) == len(records)
-    assert all(s["errors"] == 0 for s in stats)
+    assert sum(s["counts"]["delivered"] for s in stats) == len(records)
+    assert sum(len(s["delivered"]) for s in stats) == len(records)
+    assert all(s["counts"]["errors"] == 0 and s["failed"] == [] for s in stats)
     # each record reached its thread exactly once, as the signal the record names
     carried = Counter(i.signal["attributes"]["id"] for i in ThreadInput.objects.all()
                       if i.signal.get("tagName") == "notification")

@@ -148,7 +148,7 @@ async def test_a_low_notification_sends_nothing_until_the_dispatcher_runs(make_a
     assert sub.take_buffered() == []  # nothing emitted at receipt
     stats = await dispatch_due_notifications(now=stored.summary_at, agent_lookup=lambda agent_id: agent)
     await settle()
-    assert stats["summarised"] == 1
+    assert stats["counts"]["summarised"] == 1
     chunks = []
     chunks.extend(sub.take_buffered())
     sub.unsubscribe()

@@ -213,7 +213,7 @@ async def test_an_agent_reads_a_summarised_record_in_its_run_and_it_is_not_deliv
     assert saved.content == xml
     stats = await dispatch_due_notifications(now=timezone.now() + timedelta(hours=1),
                                              agent_lookup=lambda agent_id: agent)
-    assert stats["claimed"] == 0
+    assert stats["counts"]["claimed"] == 0
     await settle()
 
 

@@ -257,7 +257,8 @@ async def test_tools_dict_keys_are_the_names_the_model_sees():
     await Agent(id="a", instructions="x", model=model, tools={"say_back": echo_tool()}).generate("hi")
     assert model.requests[0].tools == [{
         "name": "say_back", "description": "Echo a value.",
-        "parameters": {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]},
+        "parameters": {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"],
+                       "additionalProperties": False},
     }]
 
 
@@ -301,7 +302,8 @@ async def test_sub_agent_is_exposed_as_an_agent_tool():
     model = ScriptedModel([text_step("ok")])
     await Agent(id="boss", instructions="x", model=model, agents={"helper": helper}).generate("hi")
     assert model.requests[0].tools == [{
-        "name": "agent-helper", "description": "Knows facts.", "parameters": SUB_AGENT_INPUT}]
+        "name": "agent-helper", "description": "Knows facts.",
+        "parameters": {**SUB_AGENT_INPUT, "additionalProperties": False}}]
     assert SUB_AGENT_INPUT["required"] == ["prompt"]
     assert sorted(SUB_AGENT_INPUT["properties"]) == ["instructions", "maxSteps", "prompt"]
 

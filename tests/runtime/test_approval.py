@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.runtime import Agent, AgentOutput, InMemoryMemory, ToolApprovalError, create_tool
+from agents.runtime import Agent, AgentConfigError, AgentOutput, InMemoryMemory, ToolApprovalError, create_tool
 from agents.runtime.storage import InMemoryStore, set_run_store
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 
@@ -102,7 +102,7 @@ async def test_approve_tool_call_generate_executes_and_continues():
     assert result.run_id == first.run_id
     assert model.requests[1].messages[-1]["content"] == [
         {"type": "tool-result", "toolCallId": "call-1", "toolName": "delete_file",
-         "result": {"deleted": "/tmp/report.txt"}}]
+         "result": {"deleted": "/tmp/report.txt"}, "input": DELETE_ARGS}]
 
 
 @pytest.mark.asyncio
@@ -172,7 +172,7 @@ async def test_the_model_sees_the_decline():
     last = model.requests[1].messages[-1]
     assert (last["role"], last["content"]) == ("tool", [{
         "type": "tool-result", "toolCallId": "call-1", "toolName": "delete_file",
-        "result": "Tool call was not approved by the user", "isError": True}])
+        "result": "Tool call was not approved by the user", "isError": True, "input": DELETE_ARGS}])
 
 
 @pytest.mark.asyncio
@@ -350,3 +350,45 @@ async def test_stream_with_approval_ends_suspended_with_an_approval_chunk():
     result = await output.get_full_output()
     assert result.suspend_payload == {"tool_call_id": "call-1", "tool_name": "delete_file", "args": DELETE_ARGS}
     assert counter == []
+
+
+# -- scoped to a thread ------------------------------------------------------------------------
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("decide", ["approve_tool_call", "decline_tool_call", "approve_tool_call_generate",
+                                    "decline_tool_call_generate"])
+async def test_a_decision_scoped_to_another_thread_is_not_found_and_leaves_the_run_pending(decide):
+    set_run_store(InMemoryStore())
+    counter = []
+    agent = make_agent(scripted(), counter, memory=InMemoryMemory())
+    first = await agent.generate("Delete the report", require_tool_approval=True,
+                                 memory={"resource": "u1", "thread": "t1"})
+    for resource_id, thread_id in (("u1", "t2"), ("u2", "t1")):
+        for tool_call_id in ("call-1", "call-999"):  # not "stale": nothing of the run is named
+            with pytest.raises(ToolApprovalError) as info:
+                await getattr(agent, decide)(run_id=first.run_id, tool_call_id=tool_call_id,
+                                             resource_id=resource_id, thread_id=thread_id)
+            assert (info.value.code, info.value.message) == (
+                "approval_not_found", f"no run is waiting for approval under run id {first.run_id!r}")
+    result = await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="call-1",
+                                                    resource_id="u1", thread_id="t1")
+    assert result.finish_reason == "stop" and counter == ["/tmp/report.txt"]
+
+
+@pytest.mark.asyncio
+async def test_a_threadless_run_is_not_in_any_thread():
+    set_run_store(InMemoryStore())
+    agent, _, first, _ = await suspended([])
+    with pytest.raises(ToolApprovalError) as info:
+        await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="call-1", resource_id="u1",
+                                               thread_id="t1")
+    assert info.value.code == "approval_not_found"
+    assert (await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="call-1")).finish_reason == "stop"
+
+
+@pytest.mark.asyncio
+async def test_a_thread_scope_needs_both_ids():
+    agent, _, first, _ = await suspended([])
+    with pytest.raises(AgentConfigError) as info:
+        await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="call-1", thread_id="t1")
+    assert info.value.message == "resource_id: resource_id and thread_id go together (both, or neither)"

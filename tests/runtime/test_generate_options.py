@@ -591,7 +591,7 @@ async def test_before_tool_call_can_skip_the_tool_with_an_output():
     assert calls == []
     assert result.tool_results[0]["payload"] == {"toolCallId": "c1", "toolName": "ping", "result": {"cached": True}}
     assert model.requests[1].messages[-1]["content"] == [
-        {"type": "tool-result", "toolCallId": "c1", "toolName": "ping", "result": {"cached": True}}]
+        {"type": "tool-result", "toolCallId": "c1", "toolName": "ping", "result": {"cached": True}, "input": {"x": 1}}]
 
 
 @pytest.mark.asyncio

@@ -110,3 +110,49 @@ def test_an_overrides_provider_needs_the_method():
     with pytest.raises(AgentConfigError) as info:
         Mastra(overrides=object())
     assert info.value.field == "overrides"
+
+
+# -- the effective definition: one call for runs and for the API ------------------------------------
+async def test_the_effective_definition_is_the_code_under_the_published_overrides():
+    agent = Agent(id="bot", instructions="Code.", model=ScriptedModel([]), tools={"a": tool("a"), "b": tool("b")})
+    provider = Provider({("bot", "published"): AgentOverrides(instructions="Edited.", tools=("b", "site"),
+                                                              tool_descriptions={"b": "Edited b."}, version_id="7")})
+    Mastra(agents={"bot": agent}, tools={"site": tool("site")}, overrides=provider)
+    definition = await agent.get_definition()
+    assert definition.instructions == [{"role": "system", "content": "Edited."}]
+    assert list(definition.tools) == ["b", "site"]
+    assert definition.tool_descriptions == {"b": "Edited b.", "site": "The site tool."}
+    assert definition.version_id == "7"
+    draft = await agent.get_definition(versions={"agents": {"bot": {"status": "draft"}}})
+    assert draft.instructions == [{"role": "system", "content": "Code."}] and list(draft.tools) == ["a", "b"]
+    assert draft.tool_descriptions == {"a": "The a tool.", "b": "The b tool."} and draft.version_id is None
+
+
+@pytest.mark.parametrize("editor, system, tools", [
+    (None, "Edited.", [("b", "Edited b.")]),
+    (False, "Code.", [("a", "The a tool."), ("b", "The b tool.")]),
+    ({"instructions": True}, "Edited.", [("a", "The a tool."), ("b", "The b tool.")]),
+    ({"tools": {"description": True}}, "Code.", [("a", "The a tool."), ("b", "Edited b.")]),
+    ({"tools": True}, "Code.", [("b", "Edited b.")]),
+])
+async def test_the_locks_apply_to_whatever_the_provider_answers(editor, system, tools):
+    """A provider answering fields the agent's ``editor`` locks: the run and the definition drop them."""
+    model = ScriptedModel([text_step("ok")])
+    agent = Agent(id="bot", instructions="Code.", model=model, tools={"a": tool("a"), "b": tool("b")}, editor=editor)
+    provider = Provider({("bot", "published"): AgentOverrides(instructions="Edited.", tools=("b",),
+                                                              tool_descriptions={"b": "Edited b."})})
+    Mastra(agents={"bot": agent}, overrides=provider)
+    definition = await agent.get_definition()
+    assert [m["content"] for m in definition.instructions] == [system]
+    assert [(name, definition.tool_descriptions[name]) for name in definition.tools] == tools
+    await agent.generate("hi")
+    assert system_of(model.requests[0]) == [system]
+    assert [(t["name"], t["description"]) for t in model.requests[0].tools] == tools
+
+
+def test_the_editor_and_the_runtime_share_one_lock_rule():
+    from agents.editor import locks
+    from agents.runtime import overrides
+
+    assert locks.EditorLocks is overrides.EditorLocks
+    assert locks.OVERRIDE_FIELDS == overrides.OVERRIDE_FIELDS == ("instructions", "tools", "tool_descriptions")

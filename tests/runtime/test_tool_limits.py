@@ -58,7 +58,7 @@ async def test_a_tool_over_its_timeout_ends_as_a_tool_error(is_async):
     message = "ToolTimeoutError: tool 't' did not finish within 0.1 s"
     assert [c["payload"]["error"] for c in chunks if c["type"] == "tool-error"] == [message]
     assert parts == [{"type": "tool-result", "toolCallId": "c1", "toolName": "t", "result": {"error": message},
-                      "isError": True}]
+                      "isError": True, "input": {}}]
     assert result.text == "done"
 
 

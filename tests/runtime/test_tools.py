@@ -1,6 +1,7 @@
 """create_tool: schemas, execute forms, and every way a tool call can fail (the model sees it)."""
 
 import asyncio
+import json
 
 import pydantic
 import pytest
@@ -33,7 +34,8 @@ async def test_json_schema_tool_receives_the_args_dict():
     tool = create_tool(id="add", input_schema=ADD_SCHEMA, execute=lambda input, ctx: seen.append(input) or input["a"] + input["b"])
     result, model, _ = await run_one_call(tool, {"a": 2, "b": 3})
     assert seen == [{"a": 2, "b": 3}]
-    assert tool_message(model.requests[1]) == [{"type": "tool-result", "toolCallId": "c1", "toolName": "add", "result": 5}]
+    assert tool_message(model.requests[1]) == [{"type": "tool-result", "toolCallId": "c1", "toolName": "add", "result": 5,
+                                                "input": {"a": 2, "b": 3}}]
 
 
 @pytest.mark.asyncio
@@ -63,7 +65,7 @@ async def test_pydantic_input_schema_is_sent_to_the_model_as_json_schema():
     tool = create_tool(id="add", description="Add.", input_schema=AddInput, execute=lambda i: i.a)
     await Agent(id="x", instructions="x", model=model, tools={"add": tool}).generate("hi")
     assert model.requests[0].tools == [{"name": "add", "description": "Add.",
-                                        "parameters": AddInput.model_json_schema()}]
+                                        "parameters": {**AddInput.model_json_schema(), "additionalProperties": False}}]
 
 
 @pytest.mark.asyncio
@@ -145,7 +147,8 @@ async def test_invalid_args_reach_the_model_as_an_error_result():
     result, model, _ = await run_one_call(tool, {"a": 1})
     assert tool_message(model.requests[1]) == [{
         "type": "tool-result", "toolCallId": "c1", "toolName": "add",
-        "result": {"error": "invalid arguments for tool 'add': (root): 'b' is a required property"}, "isError": True}]
+        "result": {"error": "invalid arguments for tool 'add': (root): 'b' is a required property"}, "isError": True,
+        "input": {"a": 1}}]
     assert result.tool_results[0]["payload"]["isError"] is True
     assert result.text == "done"
     assert result.finish_reason == "stop"
@@ -169,7 +172,8 @@ async def test_a_tool_that_raises_becomes_an_error_result():
     result, model, chunks = await run_one_call(create_tool(id="add", execute=boom), {})
     assert [c["payload"]["error"] for c in chunks if c["type"] == "tool-error"] == ["ValueError: disk full"]
     assert tool_message(model.requests[1]) == [{"type": "tool-result", "toolCallId": "c1", "toolName": "add",
-                                                "result": {"error": "ValueError: disk full"}, "isError": True}]
+                                                "result": {"error": "ValueError: disk full"}, "isError": True,
+                                                "input": {}}]
     assert result.error is None
     assert result.finish_reason == "stop"
 
@@ -196,7 +200,7 @@ async def test_unknown_tool_name_from_the_model_is_an_error_result():
     assert [c["payload"] for c in chunks if c["type"] == "tool-error"] == [
         {"toolCallId": "c1", "toolName": "multiply", "error": message}]
     assert tool_message(model.requests[1]) == [{"type": "tool-result", "toolCallId": "c1", "toolName": "multiply",
-                                                "result": {"error": message}, "isError": True}]
+                                                "result": {"error": message}, "isError": True, "input": {}}]
 
 
 @pytest.mark.asyncio
@@ -238,3 +242,47 @@ async def test_tool_errors_do_not_stop_the_other_calls_of_the_step():
     assert [(r["payload"]["toolCallId"], r["payload"]["result"]) for r in result.tool_results] == [
         ("c1", {"error": "RuntimeError: nope"}), ("c2", 1)]
     assert [p["toolCallId"] for p in tool_message(model.requests[1])] == ["c1", "c2"]
+
+
+# -- what the model receives (Mastra's shapes) ----------------------------------------------------
+
+@pytest.mark.asyncio
+async def test_object_schemas_reach_the_model_closed_as_mastra_sends_them():
+    schema = {"type": "object", "properties": {
+        "q": {"type": "string"},
+        "filter": {"type": "object", "properties": {"tag": {"type": "string"}}},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        "extra": {"type": "object", "additionalProperties": True},
+        "either": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "null"}]},
+        "both": {"allOf": [{"type": "object", "properties": {"x": {"type": "string"}}}]}},
+        "required": ["q"], "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}}}}}
+    original = json.loads(json.dumps(schema))
+    model = ScriptedModel([text_step("ok")])
+    tool = create_tool(id="find", description="Find.", input_schema=schema, execute=lambda i: i)
+    await Agent(id="x", instructions="x", model=model, tools={"find": tool}).generate("hi")
+    assert model.requests[0].tools[0]["parameters"] == {"type": "object", "properties": {
+        "q": {"type": "string"},
+        "filter": {"type": "object", "properties": {"tag": {"type": "string"}}, "additionalProperties": False},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}},
+                                            "additionalProperties": False}},
+        "extra": {"type": "object", "additionalProperties": True},
+        "either": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+                             {"type": "null"}]},
+        "both": {"allOf": [{"type": "object", "properties": {"x": {"type": "string"}}}]}},
+        "required": ["q"], "additionalProperties": False,
+        "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}}, "additionalProperties": False}}}
+    assert schema == original  # the tool's own schema (validation, the HTTP API) is untouched
+    # the model may still send what the schema allows: validation follows the tool's schema
+    assert tool.validate_input({"q": "a", "more": 1}) == {"q": "a", "more": 1}
+
+
+@pytest.mark.asyncio
+async def test_a_tool_result_sent_back_to_the_model_carries_the_call_input():
+    tool = create_tool(id="add", input_schema=ADD_SCHEMA, execute=lambda i: i["a"] + i["b"])
+    result, model, _ = await run_one_call(tool, {"a": 2, "b": 3})
+    # Mastra's tool-result part: the call's input after the output (behaviour.out.txt, scenario 9)
+    assert tool_message(model.requests[1]) == [{"type": "tool-result", "toolCallId": "c1", "toolName": "add",
+                                                "result": 5, "input": {"a": 2, "b": 3}}]
+    # the run's messages (what memory stores) keep their format
+    assert [m for m in result.messages if m["role"] == "tool"][0]["content"] == [
+        {"type": "tool-result", "toolCallId": "c1", "toolName": "add", "result": 5}]

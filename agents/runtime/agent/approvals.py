@@ -13,12 +13,25 @@ from ..threads import get_thread_runtime
 from .building import options_merge, run_execute, run_parts
 
 
-async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict) -> dict:
+def thread_scope(resource_id: Any, thread_id: Any) -> tuple[str, str] | None:
+    """``(resource_id, thread_id)`` a decision is scoped to, or None (both omitted)."""
+    if resource_id is None and thread_id is None:
+        return None
+    if not (isinstance(resource_id, str) and resource_id and isinstance(thread_id, str) and thread_id):
+        raise AgentConfigError("resource_id", "resource_id and thread_id go together (both, or neither)")
+    return resource_id, thread_id
+
+
+async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict, *,
+                       thread: tuple[str, str] | None = None) -> dict:
     """Claim the suspended run and return what its continuation is built from (its stored state
-    with ``decision`` for the call, its memory and the merged options)."""
+    with ``decision`` for the call, its memory and the merged options). With ``thread``
+    (``(resource_id, thread_id)``) only a run of that thread is claimed."""
     if not isinstance(run_id, str) or not isinstance(tool_call_id, str):
         raise AgentConfigError("run_id", "run_id and tool_call_id must be strings")
-    state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision)
+    scope = {"thread": thread} if thread is not None else {}
+    state = await get_run_store().claim_suspended(run_id=run_id, tool_call_id=tool_call_id, decision=decision,
+                                                  **scope)
     stored = state.get("options") or {}
     if state.get("trace"):  # the continuation joins the suspended run's trace
         stored = {**stored, "tracing_options": {"trace_id": state["trace"]["trace_id"],
@@ -36,12 +49,12 @@ async def resume_parts(agent: Any, run_id: str, tool_call_id: str, decision: str
 
 
 async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: str, options: dict, *,
-                        parts: dict | None = None) -> AgentOutput:
-    """Claim the suspended run and continue it (``parts``: already claimed and built). A thread run
-    continues under the thread's lease (its chunks reach the thread's subscribers); any other run
-    continues here."""
+                        parts: dict | None = None, thread: tuple[str, str] | None = None) -> AgentOutput:
+    """Claim the suspended run (of ``thread`` only, when given) and continue it (``parts``: already
+    claimed and built). A thread run continues under the thread's lease (its chunks reach the
+    thread's subscribers); any other run continues here."""
     if parts is None:
-        parts = await resume_parts(agent, run_id, tool_call_id, decision, options)
+        parts = await resume_parts(agent, run_id, tool_call_id, decision, options, thread=thread)
     user_on_chunk = snake_keys(options).get("on_chunk")
 
     def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,
@@ -76,4 +89,4 @@ async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: st
     return make(None)
 
 
-__all__ = ["resume_output", "resume_parts"]
+__all__ = ["resume_output", "resume_parts", "thread_scope"]

@@ -13,7 +13,7 @@ from ..messages import new_id, normalize_messages, now_iso, system_messages, tex
 from ..naming import snake_keys
 from ..options import validate_options
 from ..processors import processors_check, processors_flatten
-from ..overrides import overrides_resolve
+from ..overrides import effective_definition
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
@@ -62,16 +62,13 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
     check = getattr(model, "validate_credentials", None)
     if check is not None:
         check()
-    overrides = await overrides_resolve(agent, options.get("versions"))
+    definition = await effective_definition(agent, request_context=request_context, versions=options.get("versions"))
     if options.get("instructions") is not None:
         system = system_messages(options["instructions"], "options.instructions")
-    elif overrides.instructions is not None:
-        system = system_messages(overrides.instructions, "instructions")
     else:
-        system = await agent.get_instructions(request_context)
+        system = definition.instructions
     system = system + system_messages(options.get("system"), "options.system")
-    tools = overrides.apply_tools(await agent.get_tools(request_context),
-                                  agent.mastra.get_tools() if agent.mastra is not None else {})
+    tools = dict(definition.tools)
     for toolset in (options.get("toolsets") or {}).values():
         tools.update(check_tools(toolset, "options.toolsets"))
     if options.get("client_tools"):
@@ -125,7 +122,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
     abort_signal = options.get("abort_signal")
     if abort_signal is not None and not isinstance(abort_signal, AbortSignal):
         raise AgentConfigError("options.abort_signal", "must be an AbortSignal (AbortController().signal)")
-    descriptions = dict(overrides.tool_descriptions)
+    descriptions = dict(definition.tool_descriptions)
     return dict(
         agent=agent, run_id=run_id, model=model, system=system,
         messages=[message_strip(m) for m in remembered] + context + [message_strip(m) for m in input_messages],

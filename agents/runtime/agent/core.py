@@ -17,6 +17,7 @@ from ..messages import new_id, system_messages
 from ..naming import snake_keys
 from ..options import check_agent_keywords, validate_hooks, validate_options
 from ..output import AgentOutput
+from ..overrides import EditorLocks, EffectiveDefinition, effective_definition
 from ..processors import processors_check
 from ..scoring import scorers_check
 from ..transforms import transform_policy_check
@@ -28,12 +29,16 @@ from ..run import ThreadHooks, maybe_await
 from ..threads import ThreadSubscription
 from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
-from .approvals import resume_output
+from .approvals import resume_output, thread_scope
 from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_caller_models, check_tools, validate_editor
 from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
                          thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
+
+#: the error field and wording of an override refused by the ``editor`` locks
+LOCKED_FIELDS = {"instructions": ("editor.instructions", "instructions"), "tools": ("editor.tools", "its tools"),
+                 "tool_descriptions": ("editor.tools.description", "tool descriptions")}
 
 
 class Agent:
@@ -164,24 +169,28 @@ class Agent:
             model = model(request_context or {})
         return model
 
+    async def get_definition(self, request_context: dict | None = None, *,
+                             versions: dict | None = None) -> EffectiveDefinition:
+        """What this agent runs with: the code's instructions and tools under the editor's
+        published version (or the one ``versions`` selects), within the ``editor`` locks."""
+        return await effective_definition(self, request_context=request_context, versions=versions)
+
     def apply_editor_overrides(self, *, instructions: Any = None, tools: list[str] | None = None,
                                tool_descriptions: dict[str, str] | None = None) -> None:
-        """Apply stored editor overrides within this agent's editor locks (DESIGN §1, admin)."""
-        editor = self.editor
-        allow_instr = editor is None or (editor is not False and editor.get("instructions", False))
-        tools_lock = None if editor is None else (False if editor is False else editor.get("tools", False))
+        """Set editor overrides in code; a field this agent's ``editor`` option locks is refused
+        (:class:`EditorLocks`, the rule runs apply)."""
+        locks = EditorLocks.of(self.editor)
+        given = {"instructions": instructions, "tools": tools, "tool_descriptions": tool_descriptions}
+        for name, value in given.items():
+            if value is not None and not locks.editable(name):
+                field, what = LOCKED_FIELDS[name]
+                raise AgentConfigError(field, f"agent {self.id!r} does not allow editing {what}")
         if instructions is not None:
-            if not allow_instr:
-                raise AgentConfigError("editor.instructions", f"agent {self.id!r} does not allow editing instructions")
             system_messages(instructions, "instructions")
             self.editor_overrides["instructions"] = instructions
         if tools is not None:
-            if not (tools_lock is None or tools_lock is True):
-                raise AgentConfigError("editor.tools", f"agent {self.id!r} does not allow editing its tools")
             self.editor_overrides["tools"] = list(tools)
         if tool_descriptions is not None:
-            if not (tools_lock is None or tools_lock is True or (isinstance(tools_lock, dict) and tools_lock.get("description"))):
-                raise AgentConfigError("editor.tools.description", f"agent {self.id!r} does not allow editing tool descriptions")
             self.editor_overrides["tool_descriptions"] = dict(tool_descriptions)
 
     def clear_editor_overrides(self) -> None:
@@ -203,20 +212,30 @@ class Agent:
         return output.start(run_execute(run))
 
     # -- tool approval ------------------------------------------------------------------------
-    async def approve_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+    # ``resource_id`` + ``thread_id`` scope a decision to a thread (a thread client's): a run that is
+    # not that thread's is refused as an unknown one (``approval_not_found``)
+    async def approve_tool_call(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                thread_id: str | None = None, **options: Any) -> AgentOutput:
         """Execute the pending tool call of a suspended run and continue it (streaming)."""
-        return await resume_output(self, run_id, tool_call_id, "approved", options)
+        return await resume_output(self, run_id, tool_call_id, "approved", options,
+                                   thread=thread_scope(resource_id, thread_id))
 
-    async def decline_tool_call(self, *, run_id: str, tool_call_id: str, **options: Any) -> AgentOutput:
+    async def decline_tool_call(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                thread_id: str | None = None, **options: Any) -> AgentOutput:
         """Continue a suspended run without executing its pending tool call (streaming)."""
-        return await resume_output(self, run_id, tool_call_id, "declined", options)
+        return await resume_output(self, run_id, tool_call_id, "declined", options,
+                                   thread=thread_scope(resource_id, thread_id))
 
-    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
-        output = await resume_output(self, run_id, tool_call_id, "approved", options)
+    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                         thread_id: str | None = None, **options: Any) -> GenerateResult:
+        output = await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, resource_id=resource_id,
+                                              thread_id=thread_id, **options)
         return await output.get_full_output()
 
-    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, **options: Any) -> GenerateResult:
-        output = await resume_output(self, run_id, tool_call_id, "declined", options)
+    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str, resource_id: str | None = None,
+                                         thread_id: str | None = None, **options: Any) -> GenerateResult:
+        output = await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, resource_id=resource_id,
+                                              thread_id=thread_id, **options)
         return await output.get_full_output()
 
     # -- tools that suspended themselves -------------------------------------------------------

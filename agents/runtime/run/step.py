@@ -91,6 +91,27 @@ async def model_step(run: Any) -> None:
         await run.end_step(step)
 
 
+def with_tool_inputs(messages: list[dict]) -> list[dict]:
+    """``messages`` as the model gets them: each tool result part carries its call's arguments as
+    ``input`` (Mastra's tool-result part). Only the request's copy changes: the run's messages, and
+    what memory stores, keep their format."""
+    args: dict[str, Any] = {}
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "tool-call":
+                    args[part.get("toolCallId")] = part.get("args")
+        elif message.get("role") == "tool" and isinstance(content, list):
+            parts = [{**part, "input": args[part.get("toolCallId")]}
+                     if isinstance(part, dict) and part.get("type") == "tool-result" and "input" not in part
+                     and part.get("toolCallId") in args else part for part in content]
+            message = {**message, "content": parts}
+        out.append(message)
+    return out
+
+
 def _request(run: Any, model: Any, system: list[dict], messages: list[dict], tool_choice: Any,
              active: Any) -> ModelRequest:
     opts = run.options
@@ -99,6 +120,7 @@ def _request(run: Any, model: Any, system: list[dict], messages: list[dict], too
         tool_specs = []
     else:
         tool_specs = [run.tools[n].spec(n, run.tool_descriptions.get(n)) for n in names]
+    messages = with_tool_inputs(messages)
     request_messages = system + messages if system else list(messages)
     response_format = structured.response_format(run.options)
     injection = (opts.get("structured_output") or {}).get("json_prompt_injection")

@@ -90,7 +90,8 @@ class InMemoryThreadStore:
             del log[:len(log) - self.event_retention]
 
     def _persist(self, lease: dict, signal: dict) -> None:
-        self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
+        # as Mastra: a persisted input is stored under the thread's id without creating the thread
+        # (a run saving messages creates it, ``finish``)
         messages = self.history.setdefault(lease["key"], [])
         if not any(m["id"] == signal["id"] for m in messages):
             messages.append(render_signal(signal))

@@ -95,3 +95,42 @@ async def test_tool_call_finished_with_stop_is_reported_as_tool_calls(server):
                                              "args_text": '{"city": "Oslo"}'}]
     assert events[-1]["finish_reason"] == "tool-calls"
     assert events[-1]["usage"] == {"input_tokens": 8, "output_tokens": 4, "total_tokens": 12}
+
+
+@pytest.mark.asyncio
+async def test_tool_schemas_reach_gemini_without_the_keywords_it_refuses(server):
+    """As the AI SDK's Google provider (Mastra's) converts them: no ``additionalProperties`` and no
+    ``$schema``, at any depth."""
+    server.reply(openai_text_reply(["ok"]))
+    parameters = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {
+        "q": {"type": "string"},
+        "filter": {"type": "object", "properties": {"tag": {"type": "string"}}, "additionalProperties": False},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {}, "additionalProperties": True}}},
+        "required": ["q"], "additionalProperties": False}
+    tools = [{"name": "find", "description": "Find.", "parameters": parameters}]
+    await collect(GoogleModel("gemini-test", api_key="k"), hello(tools=tools))
+    assert server.bodies[0]["tools"] == [{"type": "function", "function": {
+        "name": "find", "description": "Find.", "parameters": {"type": "object", "properties": {
+            "q": {"type": "string"},
+            "filter": {"type": "object", "properties": {"tag": {"type": "string"}}},
+            "rows": {"type": "array", "items": {"type": "object", "properties": {}}}},
+            "required": ["q"]}}}]
+    assert parameters["additionalProperties"] is False  # the request's own dict is untouched
+
+
+@pytest.mark.asyncio
+async def test_openai_and_anthropic_get_the_tool_schema_as_it_is():
+    from agents.runtime.providers.anthropic import AnthropicModel
+    from agents.runtime.providers.openai import OpenAIChatModel
+    from tests.runtime.providers.wire import anthropic_text_reply
+
+    parameters = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
+    tools = [{"name": "find", "description": "Find.", "parameters": parameters}]
+    with WireServer() as srv:
+        srv.reply(openai_text_reply(["ok"]))
+        await collect(OpenAIChatModel("gpt-test", api_key="k", base_url=srv.url + "/v1"), hello(tools=tools))
+        srv.reply(anthropic_text_reply(["ok"]))
+        await collect(AnthropicModel("claude-test", api_key="k", base_url=srv.url), hello(tools=tools))
+        openai_body, anthropic_body = srv.bodies
+    assert openai_body["tools"][0]["function"]["parameters"] == parameters
+    assert anthropic_body["tools"][0]["input_schema"] == parameters

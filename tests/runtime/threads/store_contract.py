@@ -245,6 +245,16 @@ class ThreadStoreContract:
         assert await store.thread_state(key=KEY) == {"active_run_id": None, "status": "idle", "agent_id": "",
                                                      "last_seq": 3}
 
+    async def test_an_idle_persist_creates_no_thread(self, store):
+        """As Mastra: the input is stored under the thread's id, the thread is not created (a state
+        signal, which needs the thread, still does not find it)."""
+        assert (await self.accept(store, "p", if_idle=branch("if_idle", "persist")))["action"] == "persist"
+        signal, tracking = state_to_signal({"id": "browser", "cache_key": "k1", "mode": "snapshot", "contents": "x"})
+        with pytest.raises(SignalError) as caught:
+            await self.accept(store, "", signal=signal, state=tracking)
+        assert (caught.value.code, caught.value.message) == ("thread_not_found",
+                                                             f"sendStateSignal could not load thread {T}")
+
     async def test_discard_stores_nothing(self, store):
         assert (await self.accept(store, "x", if_idle=branch("if_idle", "discard")))["action"] == "discard"
         assert await store.list_queued(key=KEY) == []
