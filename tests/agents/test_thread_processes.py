@@ -40,6 +40,7 @@ from agents.threads.leases import lease_renew
 from agents.threads.runs import run_abort_request, run_finish, run_resume, run_suspend
 from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
 from agents.runtime.signal import message_to_signal
+from agents.runtime.stored_messages import stored_text
 from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import ThreadRuntime, set_thread_runtime, thread_key
 
@@ -230,9 +231,10 @@ def is_final(chunk: dict) -> bool:
 
 
 def user_texts(resource_id: str, thread_id: str) -> list[str]:
-    """Stored user messages of a thread, oldest first."""
-    return [m.content if isinstance(m.content, str) else support._text(m.content)
-            for m in Message.objects.filter(resource_id=resource_id, thread__thread_id=thread_id, role="user").order_by("id")]
+    """The text of a thread's stored inputs (user messages and signals, in Mastra's stored format),
+    oldest first."""
+    return [stored_text(m.to_dict()) for m in Message.objects.filter(
+        resource_id=resource_id, thread__thread_id=thread_id, role__in=("user", "signal")).order_by("id")]
 
 
 def new_thread(prefix: str) -> tuple[str, str]:
