@@ -41,9 +41,6 @@ FORMAT = 2
 STORED_ROLES = ("user", "assistant", "system", "signal")
 #: an image part without a media type is stored with this one
 IMAGE_ANY = "image/*"
-#: keys of a model message that are not its content (kept beside it when stored)
-_ENVELOPE = ("id", "role", "content", "createdAt", "threadId", "resourceId", "type", "metadata",
-             "providerOptions", "signal")
 
 
 def is_stored(message: Any) -> bool:
