@@ -8,29 +8,11 @@ and the ``tool`` row goes. Backward restores the old shape (the XML rendered aga
 after each assistant row whose calls have results); the thread's rows are written again in order.
 """
 
-import re
 from datetime import datetime
 
 from django.db import migrations
 
-#: an attribute name in a rendered opening tag
-ATTRIBUTE_RE = re.compile(r'\s([A-Za-z_][A-Za-z0-9_.-]*)="')
-OPENING_RE = re.compile(r"<[A-Za-z_][A-Za-z0-9_.-]*((?:\s[A-Za-z_][A-Za-z0-9_.-]*=\"[^\"]*\")*)\s*/?>")
 MESSAGE_ID_MAX = 64
-
-
-def _rendered_text(content) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return next((p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"), "")
-    return ""
-
-
-def attribute_order(content) -> list[str]:
-    """The attribute names of the opening tag the model saw, in order."""
-    match = OPENING_RE.match(_rendered_text(content))
-    return ATTRIBUTE_RE.findall(match.group(1)) if match else []
 
 
 def _old_message(row) -> dict:
@@ -38,16 +20,8 @@ def _old_message(row) -> dict:
                "createdAt": row.created_at.isoformat()}
     if row.type:
         message["type"] = row.type
-    metadata = dict(row.metadata or {})
-    signal = metadata.get("signal")
-    if row.type == "signal" and isinstance(signal, dict) and isinstance(signal.get("attributes"), dict):
-        attributes = signal["attributes"]
-        order = [name for name in attribute_order(row.content) if name in attributes]
-        ranked = {name: attributes[name] for name in order}
-        ranked.update((name, value) for name, value in attributes.items() if name not in ranked)
-        metadata["signal"] = {**signal, "attributes": ranked}
-    if metadata:
-        message["metadata"] = metadata
+    if row.metadata:  # a signal's attributes take the order of the XML ``content`` holds when converted
+        message["metadata"] = row.metadata
     return message
 
 

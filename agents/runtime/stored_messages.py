@@ -32,6 +32,7 @@ they are.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, Iterable
 
 from .signal import is_transient_message, render_signal
@@ -207,12 +208,38 @@ def is_signal_message(message: dict) -> bool:
     return message.get("type") == "signal" and isinstance((message.get("metadata") or {}).get("signal"), dict)
 
 
+#: an opening tag and the attribute names in it, in order
+_OPENING_RE = re.compile(r"<[A-Za-z_][A-Za-z0-9_.-]*((?:\s[A-Za-z_][A-Za-z0-9_.-]*=\"[^\"]*\")*)\s*/?>")
+_ATTRIBUTE_RE = re.compile(r'\s([A-Za-z_][A-Za-z0-9_.-]*)="')
+
+
+def attribute_order(content: Any) -> list[str]:
+    """The attribute names of the tag a rendered signal starts with, in the order the model saw
+    them (``content`` a string, or parts whose first text part holds the tag)."""
+    if isinstance(content, list):
+        content = next((p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"), "")
+    match = _OPENING_RE.match(content) if isinstance(content, str) else None
+    return _ATTRIBUTE_RE.findall(match.group(1)) if match else []
+
+
+def in_order(attributes: dict, order: list[str]) -> dict:
+    """``attributes`` with the names of ``order`` first, in that order."""
+    ranked = {name: attributes[name] for name in order if name in attributes}
+    ranked.update((name, value) for name, value in attributes.items() if name not in ranked)
+    return ranked
+
+
 def _model_signal(message: dict) -> dict:
-    """The signal behind a rendered signal message (its summary holds everything but the XML)."""
+    """The signal behind a rendered signal message (its summary holds everything but the XML; a
+    summary read back from PostgreSQL's ``jsonb`` lost the order of its attributes, which the
+    XML keeps)."""
     summary = message["metadata"]["signal"]
+    attributes = summary.get("attributes") or {}
+    if len(attributes) > 1:
+        attributes = in_order(attributes, attribute_order(message.get("content")))
     signal = {"id": summary.get("id") or message["id"], "type": summary.get("type") or "user",
               "tagName": summary.get("tagName") or "user", "contents": summary.get("contents", ""),
-              "attributes": summary.get("attributes") or {}, "metadata": summary.get("metadata") or {},
+              "attributes": attributes, "metadata": summary.get("metadata") or {},
               "createdAt": summary.get("createdAt") or message.get("createdAt"),
               "acceptedAt": summary.get("acceptedAt")}
     if message.get("providerOptions"):

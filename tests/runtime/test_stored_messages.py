@@ -137,3 +137,15 @@ def test_stored_messages_pass_through_and_old_shapes_are_read_as_they_are():
     assert to_stored_messages(stored) == stored
     old = {"id": "x", "role": "user", "content": "<user a=\"1\">old</user>", "createdAt": AT}
     assert to_model_messages([old]) == [old]
+
+
+def test_a_signal_read_back_from_jsonb_is_stored_with_its_attributes_in_the_xmls_order():
+    signal = {**create_signal({"type": "notification", "contents": "CI failed",
+                               "attributes": {"source": "github", "id": "n1", "kind": "ci"}}), "acceptedAt": AT}
+    message = render_signal(signal)
+    assert message["content"] == '<notification source="github" id="n1" kind="ci">CI failed</notification>'
+    # PostgreSQL's jsonb gives the keys back shortest first; the XML keeps the order the model saw
+    message["metadata"]["signal"]["attributes"] = {"id": "n1", "kind": "ci", "source": "github"}
+    stored = to_stored_messages([message])[0]
+    assert list(stored["content"]["metadata"]["signal"]["attributes"]) == ["source", "id", "kind"]
+    assert to_model_messages([stored])[0]["content"] == message["content"]
