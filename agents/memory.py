@@ -20,7 +20,7 @@ class Memory(BaseMemory):
     @property
     def store(self):
         if self._store is None:
-            from agents.store import DjangoStore
+            from agents.memory_threads import DjangoMemoryStore
 
-            self._store = DjangoStore()
+            self._store = DjangoMemoryStore()
         return self._store

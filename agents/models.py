@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from agents.runtime.stored_messages import to_model_messages
 from agents.runtime.threads.store import thread_key
 from agents.sql import StatementManager
 
@@ -61,7 +62,13 @@ def thread_id_of(key: str) -> str:
 
 
 class Message(models.Model):
-    """A stored message in the runtime's format (role + content parts). ``id`` orders a thread."""
+    """A stored message in Mastra's format (``agents.runtime.stored_messages``): ``role`` is
+    ``user``, ``assistant``, ``system`` or ``signal``, ``content`` is ``{"format": 2, "parts", ...}``
+    and, for a signal, ``type`` is its tag. ``id`` orders a thread.
+
+    ``metadata`` is the row's own bookkeeping, never served: ``attributeOrder`` keeps the order of a
+    signal's attributes, which the XML the model sees follows and PostgreSQL's ``jsonb`` does not
+    keep."""
 
     #: unique within its thread (a caller may choose a signal's id: another thread's ids say nothing)
     message_id = models.CharField(max_length=64)
@@ -84,14 +91,44 @@ class Message(models.Model):
         return f"{self.role} {self.message_id}"
 
     def to_dict(self) -> dict:
-        data = {"id": self.message_id, "role": self.role, "content": self.content,
+        """The message as Mastra serves it (``MastraDBMessage``)."""
+        data = {"id": self.message_id, "role": self.role, "content": message_content_ordered(self.content, self.metadata),
                 "createdAt": self.created_at.isoformat(), "threadId": thread_id_of(self.thread_id),
                 "resourceId": self.resource_id}
         if self.type:
             data["type"] = self.type
-        if self.metadata:
-            data["metadata"] = self.metadata
         return data
+
+    def seen_by_model(self):
+        """The content the model is shown of this message (a signal's XML, rendered from its
+        stored contents and attributes: ``agents.runtime.stored_messages.to_model_messages``)."""
+        return to_model_messages([self.to_dict()])[0]["content"]
+
+
+def message_bookkeeping(message: dict) -> dict:
+    """The ``metadata`` column of a stored message's row: the order of its signal's attributes."""
+    content = message.get("content")
+    if not isinstance(content, dict):
+        return {}
+    attributes = ((content.get("metadata") or {}).get("signal") or {}).get("attributes")
+    if isinstance(attributes, dict) and len(attributes) > 1:
+        return {"attributeOrder": list(attributes)}
+    return {}
+
+
+def message_content_ordered(content, bookkeeping: dict | None):
+    """``content`` with its signal's attributes back in their order (``attributeOrder``)."""
+    order = (bookkeeping or {}).get("attributeOrder")
+    if not order or not isinstance(content, dict):
+        return content
+    signal = (content.get("metadata") or {}).get("signal")
+    attributes = signal.get("attributes") if isinstance(signal, dict) else None
+    if not isinstance(attributes, dict):
+        return content
+    ranked = {name: attributes[name] for name in order if name in attributes}
+    ranked.update((name, value) for name, value in attributes.items() if name not in ranked)
+    signal["attributes"] = ranked
+    return content
 
 
 class Run(models.Model):

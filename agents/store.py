@@ -15,11 +15,11 @@ from agents.observability_services import ascore_save, aspans_save
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Message, Run, Thread, ToolApproval
+from agents.models import Message, Run, Thread, ToolApproval, message_bookkeeping
 from agents.runtime.errors import AgentConfigError, ToolApprovalError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
-from agents.runtime.signal import is_transient_message
 from agents.runtime.storage import approval_hash, suspended_in_thread
+from agents.runtime.stored_messages import stored_form
 from agents.runtime.threads.store import thread_key
 from agents.runtime.state_tracking import apply_state_signal
 
@@ -100,16 +100,24 @@ def thread_prepare_locked(thread: Thread, *, resource_id: str, thread_id: str, l
     return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread.key, limit))]
 
 
-def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
+def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> list[dict]:
+    """Store ``messages`` in the thread (created when missing), in one transaction; returns them as
+    stored (``messages_save_locked``)."""
     with transaction.atomic():
-        messages_save_locked(resource_id=resource_id, thread_id=thread_id, messages=messages)
+        return messages_save_locked(resource_id=resource_id, thread_id=thread_id, messages=messages)
 
 
-def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dict]) -> None:
-    """``messages_save`` inside the caller's transaction (a thread run's last write). Messages
-    of transient signals are left out: they are never stored."""
+def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dict]) -> list[dict]:
+    """``messages_save`` inside the caller's transaction (a thread run's last write).
+
+    ``messages`` are in Mastra's stored format (``agents.runtime.stored_messages``); model messages
+    are converted first. A message whose id the thread holds already replaces the stored one (an
+    assistant message saved again with the results of its tool calls, as Mastra's ``saveMessages``
+    upserts). Transient signals are left out: they are never stored."""
     thread_ids_check(resource_id, thread_id)
-    messages = [m for m in messages if not is_transient_message(m)]
+    messages = stored_form(messages)
+    if not messages:
+        return []
     # touching the row first locks it (as select_for_update did); only a missing thread needs
     # another statement
     key = thread_key(resource_id, thread_id)
@@ -118,12 +126,20 @@ def messages_save_locked(*, resource_id: str, thread_id: str, messages: list[dic
         now = timezone.now()
         Thread.objects.insert_rows([{"key": key, "resource_id": resource_id, "thread_id": thread_id,
                                      "created_at": now, "updated_at": now}], ignore_conflicts=True)
-    Message.objects.insert_rows([
-        {"message_id": m["id"], "thread_id": key, "resource_id": resource_id, "role": m["role"],
-         "type": m.get("type") or "", "content": m["content"], "metadata": m.get("metadata") or {},
-         "created_at": time_parse(m.get("createdAt"))}
-        for m in messages
-    ], ignore_conflicts=True)
+    rows = [message_row(m, key=key, resource_id=resource_id) for m in messages]
+    inserted = Message.objects.insert_rows(rows, ignore_conflicts=True)
+    if inserted < len(rows):  # some were stored already: they take the new content
+        for row in rows:
+            Message.objects.update_rows({"thread_id": key, "message_id": row["message_id"]},
+                                        {"content": row["content"], "metadata": row["metadata"]})
+    return [{**m, "threadId": thread_id, "resourceId": resource_id} for m in messages]
+
+
+def message_row(message: dict, *, key: str, resource_id: str) -> dict:
+    """The ``Message`` row of a stored message."""
+    return {"message_id": message["id"], "thread_id": key, "resource_id": resource_id, "role": message["role"],
+            "type": message.get("type") or "", "content": message["content"],
+            "metadata": message_bookkeeping(message), "created_at": time_parse(message.get("createdAt"))}
 
 
 def thread_set_title(*, resource_id: str, thread_id: str, title: str) -> None:
@@ -246,13 +262,14 @@ aapprovals_pending = async_twin(approvals_pending)
 
 
 class DjangoStore:
-    """MemoryStore and RunStore on the ORM (see ``agents.runtime.storage``)."""
+    """RunStore and the run path of MemoryStore on the ORM (see ``agents.runtime.storage``); the
+    memory thread API is ``agents.memory_threads.DjangoMemoryStore``."""
 
     async def prepare_thread(self, **kwargs):
         return await athread_prepare(**kwargs)
 
     async def save_messages(self, **kwargs):
-        await amessages_save(**kwargs)
+        return await amessages_save(**kwargs)
 
     async def set_thread_title(self, **kwargs):
         await athread_set_title(**kwargs)
@@ -284,5 +301,3 @@ class DjangoStore:
 
     async def save_spans(self, spans: list[dict]) -> None:
         await aspans_save(spans=spans)
-
-

@@ -242,7 +242,7 @@ def race_check(prefix: str, accepted_path: str) -> None:
     threads = sorted({a["thread_id"] for a in accepted})
     seen: dict[str, int] = {a["text"]: 0 for a in accepted}
     for message in Message.objects.filter(thread__thread_id__in=threads, role="assistant"):
-        parts = message.content if isinstance(message.content, list) else [{"type": "text", "text": message.content}]
+        parts = message.content["parts"]  # Mastra's stored format
         for part in parts:
             for line in (part.get("text") or "").splitlines() if part.get("type") == "text" else []:
                 text = line[len("echo: "):] if line.startswith("echo: ") else None

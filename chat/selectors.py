@@ -39,23 +39,21 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     if query:
         said = Message.objects.filter(thread_id=OuterRef("pk"), content__icontains=query)
         rows = rows.filter(Q(title__icontains=query) | Q(thread_id__icontains=query) | Exists(said))
-    first = Message.objects.filter(thread_id=OuterRef("pk"), role="user").order_by("id").values("metadata")[:1]
+    first = (Message.objects.filter(thread_id=OuterRef("pk"), role__in=("user", "signal")).order_by("id")
+             .values("content")[:1])
     rows = rows.annotate(first_message=Subquery(first, output_field=JSONField()))
     return [{"id": t.thread_id, "title": t.title, "preview": message_preview(t.first_message),
              "updatedAt": t.updated_at.isoformat()}
             for t in rows.order_by("-updated_at", "thread_id")[:limit]]
 
 
-def message_preview(metadata) -> str:
-    """The start of a thread's first input as the user typed it (its signal's contents, not the
-    XML the model saw), for threads without a title."""
-    signal = (metadata or {}).get("signal") if isinstance(metadata, dict) else None
-    contents = signal.get("contents") if isinstance(signal, dict) else None
-    if isinstance(contents, list):
-        contents = " ".join(p.get("text", "") for p in contents if isinstance(p, dict))
-    if not isinstance(contents, str):
+def message_preview(content) -> str:
+    """The start of a thread's first input as the user typed it (the text parts of the stored
+    message: a signal's contents, not the XML the model saw), for threads without a title."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list):
         return ""
-    text = " ".join(contents.split())
+    text = " ".join(" ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text").split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 

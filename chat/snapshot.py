@@ -17,6 +17,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from agents.models import Message, ThreadEvent, ThreadLease
+from agents.runtime.stored_messages import to_model_messages
 from agents.runtime.threads import thread_key
 from agents.store import approvals_pending
 from agents.threads.activity import lease_state
@@ -57,7 +58,7 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
     key = thread_key(resource_id, thread_id)
     for _ in range(SNAPSHOT_ATTEMPTS):
         before = lease_mark(key)
-        messages = [m.to_dict() for m in Message.objects.filter(thread_id=key).order_by("id")]
+        stored = [m.to_dict() for m in Message.objects.filter(thread_id=key).order_by("id")]
         after = lease_mark(key)
         if before == after:
             break
@@ -69,6 +70,9 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
         if first is not None:
             last_seq = min(last_seq, first - 1)
         approvals = [approval_view(a) for a in approvals_pending(run_id=active_run_id)]
+    # the page reads the messages as the model sees them (a signal as a ``user`` message with its
+    # signal in ``metadata.signal``, tool results as ``tool`` messages), not in the stored format
+    messages = to_model_messages(stored)
     return {"type": "snapshot", "messages": messages, "queued": thread_queued(resource_id=resource_id,
                                                                               thread_id=thread_id),
             "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}

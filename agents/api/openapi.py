@@ -135,8 +135,16 @@ THREAD_CREATE_BODY = body({"type": "object", "properties": {
     "threadId": STRING, "resourceId": STRING, "title": STRING, "metadata": OBJECT}})
 THREAD_UPDATE_BODY = body({"type": "object", "properties": {"title": STRING, "metadata": OBJECT, "resourceId": STRING}})
 DELETED = ok({"type": "object", "required": ["result"], "properties": {"result": STRING}})
+#: a stored message, Mastra's ``MastraDBMessage`` (``agents.runtime.stored_messages``)
+STORED_MESSAGE = {"type": "object", "required": ["id", "role", "content", "createdAt", "threadId", "resourceId"],
+                  "properties": {
+    "id": STRING, "role": {"enum": ["user", "assistant", "system", "signal"]}, "type": STRING, "createdAt": STRING,
+    "threadId": STRING, "resourceId": STRING,
+    "content": {"type": "object", "required": ["format", "parts"], "properties": {
+        "format": {"enum": [2]}, "parts": {"type": "array", "items": OBJECT}, "content": STRING,
+        "metadata": OBJECT, "providerMetadata": OBJECT}}}}
 MESSAGE_PAGE = ok({"type": "object", "required": ["messages", "total", "page", "perPage", "hasMore"], "properties": {
-    "messages": {"type": "array", "items": OBJECT}, **PAGE}})
+    "messages": {"type": "array", "items": STORED_MESSAGE}, **PAGE}})
 
 NOTIFICATION_PAGE = ok({"type": "object", "required": ["notifications", "total"], "properties": {
     "notifications": {"type": "array", "items": OBJECT}, **PAGE}})

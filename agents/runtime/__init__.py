@@ -3,9 +3,9 @@
 from .abort import AbortController, AbortSignal
 from .agent import Agent
 from .errors import (AgentConfigError, MastraError, MissingCredentialsError, ModelError, SignalError,
-                     StructuredOutputError, ToolApprovalError)
+                     StructuredOutputError, ThreadNotFoundError, ToolApprovalError)
 from .mastra import Mastra
-from .memory import BaseMemory, InMemoryMemory
+from .memory import BaseMemory, InMemoryMemory, MemoryThread, MessagePage, ThreadPage
 from .options import has_tool_call, step_count_is
 from .output import AgentOutput
 from .results import GenerateResult, StepResult, Usage
@@ -13,7 +13,8 @@ from .tools import Tool, ToolContext, create_tool
 
 __all__ = [
     "AbortController", "AbortSignal", "Agent", "AgentConfigError", "AgentOutput", "BaseMemory",
-    "GenerateResult", "InMemoryMemory", "Mastra", "MastraError", "MissingCredentialsError", "ModelError", "SignalError",
-    "StepResult", "StructuredOutputError", "Tool", "ToolApprovalError", "ToolContext", "Usage", "create_tool",
+    "GenerateResult", "InMemoryMemory", "Mastra", "MastraError", "MemoryThread", "MessagePage", "MissingCredentialsError",
+    "ModelError", "SignalError", "StepResult", "StructuredOutputError", "ThreadNotFoundError", "ThreadPage", "Tool",
+    "ToolApprovalError", "ToolContext", "Usage", "create_tool",
     "has_tool_call", "step_count_is",
 ]

@@ -75,6 +75,12 @@ class SignalError(MastraError):
     code = "signal_error"
 
 
+class ThreadNotFoundError(MastraError):
+    """A memory thread API call named a thread that does not exist (for that resource)."""
+
+    code = "thread_not_found"
+
+
 class AbortError(MastraError):
     code = "aborted"
 

@@ -18,8 +18,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from .errors import MastraError, ToolApprovalError
-from .signal import is_transient_message
+from .errors import AgentConfigError, MastraError, ToolApprovalError
+from .stored_messages import stored_form
 from .state_tracking import apply_state_signal
 
 
@@ -29,19 +29,58 @@ def approval_hash(tool_name: str, args: Any) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+#: the signal types a thread's listing leaves out unless asked (Mastra's ``system-reminders``)
+REMINDER_TYPES = ("reactive", "system-reminder")
+
+
+def newest_page(total: int, page: int, per_page: int | bool) -> tuple[int, int, bool]:
+    """``(start, end, has_more)`` of page ``page`` of ``total`` messages in chronological order,
+    as Mastra pages a thread: page 0 holds the newest ``per_page`` (``False``: all of them)."""
+    if per_page is False:
+        return 0, total, False
+    newest, oldest = page * per_page, (page + 1) * per_page  # counted back from the newest
+    if newest >= total:
+        return 0, 0, False
+    return max(0, total - oldest), total - newest, oldest < total
+
+
+def is_reminder(message: dict) -> bool:
+    """A stored ``reactive`` signal (hidden from listings unless asked)."""
+    content = message.get("content")
+    signal = (content.get("metadata") or {}).get("signal") if isinstance(content, dict) else None
+    return message.get("role") == "signal" and isinstance(signal, dict) and signal.get("type") in REMINDER_TYPES
+
+
 class MemoryStore(Protocol):
     async def prepare_thread(self, *, resource_id: str, thread_id: str, title: str | None,
                              metadata: dict | None, last_messages: int | None,
                              read_only: bool) -> tuple[dict | None, list[dict]]:
         """Create or update the thread (not when read_only) and return (thread, last messages)."""
 
-    async def save_messages(self, *, resource_id: str, thread_id: str, messages: list[dict]) -> None: ...
+    async def save_messages(self, *, resource_id: str, thread_id: str, messages: list[dict]) -> list[dict]:
+        """Store ``messages`` (Mastra's stored format; model messages are converted) in the thread,
+        creating it; a message whose id the thread holds replaces it. Returns them as stored."""
 
     async def set_thread_title(self, *, resource_id: str, thread_id: str, title: str) -> None: ...
 
     async def get_thread(self, *, resource_id: str, thread_id: str) -> dict | None: ...
 
     async def list_messages(self, *, resource_id: str, thread_id: str) -> list[dict]: ...
+
+    async def list_messages_page(self, *, resource_id: str, thread_id: str, page: int, per_page: int | bool,
+                                 include_system_reminders: bool) -> dict | None:
+        """``{messages, total, page, perPage, hasMore}`` (:func:`newest_page`), None without the thread."""
+
+    async def list_threads(self, *, resource_id: str | None, metadata: dict | None, page: int,
+                           per_page: int | bool, order_by: dict | None) -> dict:
+        """``{threads, total, page, perPage, hasMore}``, most recently updated first by default."""
+
+    async def update_thread(self, *, resource_id: str, thread_id: str, title: str | None,
+                            metadata: dict | None) -> dict | None:
+        """Set the title and merge the metadata of an existing thread; None without the thread."""
+
+    async def delete_thread(self, *, resource_id: str, thread_id: str) -> bool:
+        """Delete the thread and its messages; False when there is none."""
 
     async def record_state_signal(self, *, resource_id: str, thread_id: str, state: dict, signal: dict,
                                   window_ids: list[str]) -> dict | None:
@@ -112,12 +151,23 @@ class InMemoryStore:
 
     async def save_messages(self, *, resource_id, thread_id, messages):
         key = (resource_id, thread_id)
-        messages = [m for m in messages if not is_transient_message(m)]  # never stored
+        messages = stored_form(messages)  # Mastra's stored format; transient signals never stored
         if key not in self.threads:
             now = datetime.now(timezone.utc).isoformat()
             self.threads[key] = {"id": thread_id, "resourceId": resource_id, "title": "",
                                  "metadata": {}, "createdAt": now, "updatedAt": now}
-        self.messages.setdefault(key, []).extend(copy.deepcopy(messages))
+        else:
+            self.threads[key]["updatedAt"] = datetime.now(timezone.utc).isoformat()
+        held = self.messages.setdefault(key, [])
+        at = {m["id"]: i for i, m in enumerate(held)}
+        messages = [{**m, "threadId": thread_id, "resourceId": resource_id} for m in copy.deepcopy(messages)]
+        for message in copy.deepcopy(messages):
+            if message["id"] in at:  # saved again (its tool calls' results came later): replaced
+                held[at[message["id"]]] = message
+            else:
+                at[message["id"]] = len(held)
+                held.append(message)
+        return copy.deepcopy(messages)
 
     async def set_thread_title(self, *, resource_id, thread_id, title):
         thread = self.threads.get((resource_id, thread_id))
@@ -141,6 +191,43 @@ class InMemoryStore:
 
     async def list_messages(self, *, resource_id, thread_id):
         return copy.deepcopy(self.messages.get((resource_id, thread_id), []))
+
+    async def list_messages_page(self, *, resource_id, thread_id, page, per_page, include_system_reminders):
+        if (resource_id, thread_id) not in self.threads:
+            return None
+        rows = [m for m in self.messages.get((resource_id, thread_id), [])
+                if include_system_reminders or not is_reminder(m)]
+        start, end, has_more = newest_page(len(rows), page, per_page)
+        return {"messages": copy.deepcopy(rows[start:end]), "total": len(rows), "page": page, "perPage": per_page,
+                "hasMore": has_more}
+
+    async def list_threads(self, *, resource_id, metadata, page, per_page, order_by):
+        rows = [t for (resource, _), t in self.threads.items() if resource_id is None or resource == resource_id]
+        rows = [t for t in rows if all(t["metadata"].get(k) == v for k, v in (metadata or {}).items())]
+        field = (order_by or {}).get("field") or "updatedAt"
+        direction = str((order_by or {}).get("direction") or "DESC").upper()
+        if field not in ("createdAt", "updatedAt") or direction not in ("ASC", "DESC"):
+            raise AgentConfigError("order_by", "field is createdAt or updatedAt, direction ASC or DESC",
+                                   code="invalid_field")
+        rows.sort(key=lambda t: t["id"])
+        rows.sort(key=lambda t: t[field], reverse=direction == "DESC")
+        total = len(rows)
+        if per_page is not False:
+            rows = rows[page * per_page:(page + 1) * per_page]
+        has_more = per_page is not False and (page + 1) * per_page < total
+        return {"threads": copy.deepcopy(rows), "total": total, "page": page, "perPage": per_page,
+                "hasMore": has_more}
+
+    async def update_thread(self, *, resource_id, thread_id, title, metadata):
+        if (resource_id, thread_id) not in self.threads:
+            return None
+        thread, _ = await self.prepare_thread(resource_id=resource_id, thread_id=thread_id, title=title,
+                                              metadata=metadata, last_messages=0, read_only=False)
+        return thread
+
+    async def delete_thread(self, *, resource_id, thread_id):
+        self.messages.pop((resource_id, thread_id), None)
+        return self.threads.pop((resource_id, thread_id), None) is not None
 
     # RunStore --------------------------------------------------------------------------------
     async def record_run(self, run):

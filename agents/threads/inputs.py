@@ -12,12 +12,13 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from agents.models import Message, Run, Thread, ThreadInput, ThreadLease, message_bookkeeping
 from agents.runtime.chunks import persist_run_chunks
 from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
-from agents.runtime.signal import echo_chunk, render_content, render_signal
+from agents.runtime.signal import echo_chunk, render_content
+from agents.runtime.stored_messages import signal_to_stored
 from agents.runtime.threads.decision import DELIVER, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, input_decide
 from agents.store import state_signal_record, thread_prepare_locked, thread_save_pending, time_parse
 
@@ -32,10 +33,10 @@ from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_
 def input_persist_history(lease: ThreadLease, signal: dict) -> None:
     """Write an input straight into the thread's history (behavior ``persist``; the thread's row
     exists: the lease points at it)."""
-    message = render_signal(signal)
+    message = signal_to_stored(signal)
     Message.objects.get_or_create(thread_id=lease.thread_id, message_id=message["id"], defaults={
-        "resource_id": lease.resource_id, "role": "user", "type": "signal",
-        "content": message["content"], "metadata": message.get("metadata") or {},
+        "resource_id": lease.resource_id, "role": message["role"], "type": message["type"],
+        "content": message["content"], "metadata": message_bookkeeping(message),
         "created_at": time_parse(signal.get("createdAt")),
     })
 

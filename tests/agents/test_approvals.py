@@ -242,8 +242,12 @@ async def test_resume_of_a_memory_run_after_a_restart_saves_the_exchange_once():
     assert final.finish_reason == "stop" and counter == ["/tmp/report.txt"]
     rows = await sync_to_async(lambda: [(m.role, m.thread.thread_id, m.resource_id)
                                         for m in Message.objects.filter(thread__thread_id="t-approve").order_by("id")])()
+    # the approved call's result joined the assistant message that made the call (saved again)
     assert rows == [("user", "t-approve", "user-1"), ("assistant", "t-approve", "user-1"),
-                    ("tool", "t-approve", "user-1"), ("assistant", "t-approve", "user-1")]
+                    ("assistant", "t-approve", "user-1")]
+    call = await sync_to_async(lambda: Message.objects.filter(thread__thread_id="t-approve").order_by("id")[1].content)()
+    assert [p["toolInvocation"]["state"] for p in call["parts"]] == ["result"]
+    assert call["parts"][0]["toolInvocation"]["result"] == {"deleted": "/tmp/report.txt"}
     run = await run_row(result.run_id)
     assert (run.status, run.finish_reason, run.thread_id) == ("completed", "stop", "user-1\x1ft-approve")
 

@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agents.memory import Memory
+from agents.runtime.stored_messages import to_model_messages
 from agents.models import Message, Thread
 from agents.runtime import Agent, create_tool
 
@@ -26,7 +27,9 @@ def make_agent(model, memory=None, **kwargs) -> Agent:
 
 @sync_to_async
 def rows(thread_id: str) -> list[tuple[str, object]]:
-    return [(m.role, m.content) for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")]
+    """The thread's history as the model is shown it (read from Mastra's stored format)."""
+    stored = [m.to_dict() for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")]
+    return [(m["role"], m["content"]) for m in to_model_messages(stored)]
 
 
 @sync_to_async
@@ -175,10 +178,12 @@ async def test_another_resources_thread_of_the_same_id_is_another_thread():
     assert model.calls == 2
     theirs = await sync_to_async(lambda: Thread.objects.get(resource_id="intruder", thread_id="shared-id"))()
     their_rows = await sync_to_async(lambda: [(m.role, m.content) for m in theirs.messages.order_by("id")])()
-    assert (theirs.title, their_rows) == ("x", [("user", "intruder"), ("assistant", [{"type": "text", "text": "yours"}])])
+    assert (theirs.title, their_rows) == ("x", [
+        ("user", {"format": 2, "parts": [{"type": "text", "text": "intruder"}], "content": "intruder"}),
+        ("assistant", {"format": 2, "parts": [{"type": "text", "text": "yours"}]})])
     owner = await sync_to_async(lambda: Thread.objects.get(resource_id="owner", thread_id="shared-id"))()
     assert owner.title == ""
-    owner_rows = await sync_to_async(lambda: [(m.role, m.content) for m in owner.messages.order_by("id")])()
+    owner_rows = await sync_to_async(lambda: [(m.role, m.seen_by_model()) for m in owner.messages.order_by("id")])()
     assert owner_rows == [("user", "owner's message"), ("assistant", [{"type": "text", "text": "mine"}])]
 
 

@@ -62,7 +62,7 @@ async def test_a_failed_memory_run_is_recorded_and_keeps_the_input():
     assert (run.id, run.status, run.finish_reason, run.error, (run.thread and run.thread.thread_id)) == (
         result.run_id, "failed", "error", "upstream down", "t-fail")
     stored = await sync_to_async(lambda: [(m.role, m.content) for m in Message.objects.filter(thread__thread_id="t-fail")])()
-    assert stored == [("user", "keep me")]
+    assert stored == [("user", {"format": 2, "parts": [{"type": "text", "text": "keep me"}], "content": "keep me"})]
 
 
 async def test_an_aborted_run_is_recorded_as_aborted():

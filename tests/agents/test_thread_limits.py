@@ -49,6 +49,6 @@ async def test_a_signal_id_is_used_once():
         await agent.send_signal({"type": "reactive", "id": "sig-1", "contents": "two"}, resource_id=R,
                                 thread_id=T, if_idle={"behavior": "persist"})
     assert (info.value.code, str(info.value)) == ("duplicate_signal_id", "signal id 'sig-1' is already used")
-    assert await db(lambda: list(Message.objects.filter(thread__thread_id=T).values_list("message_id", "content"))) == [
+    assert await db(lambda: [(m.message_id, m.seen_by_model()) for m in Message.objects.filter(thread__thread_id=T)]) == [
         ("sig-1", "<system-reminder>one</system-reminder>")]
     await settle()

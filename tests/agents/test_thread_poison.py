@@ -25,7 +25,7 @@ def poisoned(monkeypatch):
     """The final write of a run that answers "poison" fails, as a value the database refuses would."""
 
     def save(*, resource_id, thread_id, messages):
-        if any(m.get("content") == "poison" for m in messages):
+        if any(part.get("text") == "poison" for m in messages for part in m["content"]["parts"]):  # stored format
             raise ValueError("Out of range float values are not JSON compliant")
         messages_save_locked(resource_id=resource_id, thread_id=thread_id, messages=messages)
 

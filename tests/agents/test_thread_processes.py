@@ -40,6 +40,7 @@ from agents.threads.leases import lease_renew
 from agents.threads.runs import run_abort_request, run_finish, run_resume, run_suspend
 from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
 from agents.runtime.signal import message_to_signal
+from agents.runtime.stored_messages import stored_text
 from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import ThreadRuntime, set_thread_runtime, thread_key
 
@@ -230,9 +231,10 @@ def is_final(chunk: dict) -> bool:
 
 
 def user_texts(resource_id: str, thread_id: str) -> list[str]:
-    """Stored user messages of a thread, oldest first."""
-    return [m.content if isinstance(m.content, str) else support._text(m.content)
-            for m in Message.objects.filter(resource_id=resource_id, thread__thread_id=thread_id, role="user").order_by("id")]
+    """The text of a thread's stored inputs (user messages and signals, in Mastra's stored format),
+    oldest first."""
+    return [stored_text(m.to_dict()) for m in Message.objects.filter(
+        resource_id=resource_id, thread__thread_id=thread_id, role__in=("user", "signal")).order_by("id")]
 
 
 def new_thread(prefix: str) -> tuple[str, str]:
@@ -480,6 +482,37 @@ async def test_abort_thread_here_stops_the_run_in_another_process_and_queued_inp
     assert runs[first["run_id"]] == "aborted"
     texts = await sync_to_async(user_texts)(resource_id, thread_id)
     assert sorted(texts) == sorted(["slow: long", "after one", "also", "after two"])
+
+
+# -- thread events across processes ---------------------------------------------------------------
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_listener_here_sees_the_queue_count_another_process_changes(spawn, db_url_for_subprocess, redis_url):
+    runner = await spawn("runner", db_url_for_subprocess, redis_url=redis_url, THREAD_TEST_SLOW="1")
+    resource_id, thread_id = new_thread("events")
+    agent = support.worker
+    async with redis_runtime(redis_url):
+        events: list[dict] = []
+        unsubscribe = await agent.subscribe_thread_events(resource_id=resource_id, thread_id=thread_id,
+                                                          listener=events.append)
+        assert events == [{"type": "queue-count-changed", "count": 0}]
+        first = await runner.send("slow: long", resource_id, thread_id)
+        assert first["action"] == "wake"
+        queued = []
+        for n, text in enumerate(("later 1", "later 2"), start=1):
+            queued.append(await runner.send(text, resource_id, thread_id, mode="queue"))
+            # accepted in the other process: the count reaches this one through pub/sub (Redis)
+            await wait_until(lambda n=n: events[-1]["count"] == n, 10, f"count {n}")
+        assert [q["action"] for q in queued] == ["deliver", "deliver"]
+        assert await agent.cancel_queued_inputs([queued[1]["signal_id"]], resource_id=resource_id,
+                                                thread_id=thread_id) == 1
+        assert [e["count"] for e in events] == [0, 1, 2, 1]
+        assert await agent.abort_thread(resource_id=resource_id, thread_id=thread_id) is True
+        # the runner starts the queued message's own run: the queue is empty
+        await wait_until(lambda: events[-1]["count"] == 0, 15, "the queued run's start")
+        assert events == [{"type": "queue-count-changed", "count": n} for n in (0, 1, 2, 1, 0)]
+        unsubscribe()
+    assert (await runner.call("idle", timeout=15))["active"] == []
 
 
 # -- seqs across a crash (invariant 3) -------------------------------------------------------------

@@ -175,9 +175,12 @@ def inputs(thread_id: str) -> list[dict]:
 
 @sync_to_async
 def history(thread_id: str) -> list[dict]:
+    """The thread's history as the model is shown it (read from Mastra's stored format: a signal as
+    its XML in a ``user`` message, a tool call's results as a ``tool`` message)."""
     from agents.models import Message
+    from agents.runtime.stored_messages import to_model_messages
 
-    return [m.to_dict() for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")]
+    return to_model_messages([m.to_dict() for m in Message.objects.filter(thread__thread_id=thread_id).order_by("id")])
 
 
 def user_contents(messages: list[dict]) -> list:

@@ -90,7 +90,7 @@ async def test_a_high_notification_summarised_while_active_is_delivered_in_full_
     assert (stored.status, stored.deliver_at, stored.next_due_at) == ("delivered", None, None)
     assert second_run[1]["data"]["id"] == stored.delivered_signal_id
     message = await Message.objects.aget(message_id=stored.delivered_signal_id)
-    assert message.content == (f'<notification id="{rid}" source="github" type="ci-status" kind="ci-status" '
+    assert message.seen_by_model() == (f'<notification id="{rid}" source="github" type="ci-status" kind="ci-status" '
                                'priority="high" status="delivered">CI failed on main</notification>')
     # the model answered the full notification in the new run
     assert any(c["type"] == "text-delta" and "CI failed on main" in c["payload"]["text"] for c in second_run)
@@ -129,7 +129,7 @@ async def test_a_thread_is_planned_whole_with_one_summary(make_agent, settle):
     assert await NotificationRecord.objects.filter(summary_at__isnull=False).acount() == 0
     assert await Message.objects.filter(thread__thread_id="digest").acount() == 1
     message = await Message.objects.aget(thread__thread_id="digest")
-    assert message.content == ('<notification-summary pending="150" priority="low">'
+    assert message.seen_by_model() == ('<notification-summary pending="150" priority="low">'
                                'email: 75, slack: 75</notification-summary>')
 
 
@@ -146,7 +146,7 @@ async def test_a_scheduled_summary_goes_out_once_due(make_agent, settle):
     assert len({r.summary_signal_id for r in rows}) == 1
     assert all(r.summary_at is None and r.next_due_at is None and r.status == "pending" for r in rows)
     message = await Message.objects.aget(message_id=rows[0].summary_signal_id)
-    assert message.content == ('<notification-summary pending="4" priority="medium">'
+    assert message.seen_by_model() == ('<notification-summary pending="4" priority="medium">'
                                'email: 1, github: 2, slack: 1</notification-summary>')
 
 
@@ -233,7 +233,7 @@ async def test_a_due_delivery_for_an_active_thread_goes_into_the_run_unless_it_w
     await settle()
     message = await Message.objects.aget(message_id=second.summary_signal_id)
     # the summary went out after the full delivery: only the waiting record is still pending
-    assert message.content == '<notification-summary pending="1" priority="medium">github: 1</notification-summary>'
+    assert message.seen_by_model() == '<notification-summary pending="1" priority="medium">github: 1</notification-summary>'
 
 
 async def test_the_workers_dispatch_job_delivers_due_records_in_process(make_agent, settings, monkeypatch, settle):

@@ -210,7 +210,7 @@ async def test_an_agent_reads_a_summarised_record_in_its_run_and_it_is_not_deliv
            'status="delivered">Deploy blocked</notification>')
     assert f"echo: {xml}" in result.text  # the model saw the notification in the same run
     saved = await Message.objects.aget(message_id=stored.delivered_signal_id)
-    assert saved.content == xml
+    assert saved.seen_by_model() == xml
     stats = await dispatch_due_notifications(now=timezone.now() + timedelta(hours=1),
                                              agent_lookup=lambda agent_id: agent)
     assert stats["counts"]["claimed"] == 0
@@ -234,6 +234,6 @@ async def test_an_agent_reads_all_unread_records_in_its_run(make_agent, settle):
                      'priority="low" status="delivered">Ping</notification>')):
         stored = await NotificationRecord.objects.aget(pk=record.id)
         assert stored.status == "seen"
-        assert (await Message.objects.aget(message_id=stored.delivered_signal_id)).content == xml
+        assert (await Message.objects.aget(message_id=stored.delivered_signal_id)).seen_by_model() == xml
         assert f"echo: {xml}" in result.text  # the model saw it in the same run
     await settle()

@@ -86,6 +86,11 @@ test('memory threads and messages with the envelopes the client reads', async ()
   const messages = await thread.listMessages();
   assert.deepEqual(messages.messages.map((m) => m.role), ['user', 'assistant']);
   assert.equal(messages.total, 2);
+  // Mastra's stored format: content.parts, as code written for Mastra reads it
+  assert.deepEqual(messages.messages[0].content, { format: 2, parts: [{ type: 'text', text: 'remember me' }], content: 'remember me' });
+  assert.equal(messages.messages[1].content.format, 2);
+  assert.equal(messages.messages[1].content.parts[0].type, 'text');
+  assert.ok(messages.messages[1].content.parts[0].text.includes('remember me'));
   const renamed = await thread.update({ title: 'Renamed', metadata: {}, resourceId: 'alice' });
   assert.equal(renamed.title, 'Renamed');
   await assert.rejects(bob.getMemoryThread({ threadId, agentId: 'echo' }).get(), (e) => e.status === 404);
@@ -131,6 +136,11 @@ test('queueMessage runs after the active run; sendSignal reaches the thread', as
   assert.ok(chunks.some((c) => c.type === 'data-signal' && c.data.contents === 'check the logs'));
   subscription.unsubscribe();
   await reading;
+  // the signals are stored as Mastra stores them: role signal, their contents as parts
+  const history = await alice.getMemoryThread({ threadId, agentId: 'slow' }).listMessages({ includeSystemReminders: true });
+  const stored = history.messages.filter((m) => m.role === 'signal');
+  assert.deepEqual(stored.map((m) => [m.type, m.content.parts[0].text, m.content.metadata.signal.type]),
+    [['user', 'one\ntwo\nthree', 'user'], ['user', 'later', 'user'], ['system-reminder', 'check the logs', 'reactive']]);
 });
 
 test('abortThread stops the active run', async () => {

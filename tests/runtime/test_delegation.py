@@ -109,9 +109,10 @@ async def test_feedback_is_saved_to_the_supervisors_memory_as_an_assistant_messa
     result = await boss.generate("go", memory={"resource": "u1", "thread": "t1"}, delegation={
         "on_delegation_complete": lambda ctx: {"feedback": "Ask for sources next time."}})
     saved = await memory.store.list_messages(resource_id="u1", thread_id="t1")
+    # Mastra's stored format: the tool result is on the assistant message that made the call
     assert [(m["role"], m.get("type")) for m in saved] == [
-        ("user", None), ("assistant", None), ("tool", None), ("assistant", "delegation-feedback"), ("assistant", None)]
-    assert saved[3]["content"] == [{"type": "text", "text": "Ask for sources next time."}]
+        ("user", None), ("assistant", None), ("assistant", "delegation-feedback"), ("assistant", None)]
+    assert saved[2]["content"] == {"format": 2, "parts": [{"type": "text", "text": "Ask for sources next time."}]}
     # the model does not see it in this run
     assert all("Ask for sources" not in str(m) for m in boss.model.requests[1].messages)
     assert result.text == "final"

@@ -618,9 +618,10 @@ async def test_save_per_step_saves_messages_after_each_step():
     model = ScriptedModel([tool_step(("c1", "ping", {})), second_step])
     await agent_with(model, memory=memory).generate("hi", memory={"resource": "u1", "thread": "t1"},
                                                     save_per_step=True)
-    assert snapshots == [["user", "assistant", "tool"]]
+    assert snapshots == [["user", "assistant"]]  # the tool result is on the assistant message
     stored = await memory.store.list_messages(resource_id="u1", thread_id="t1")
-    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in stored] == ["user", "assistant", "assistant"]
+    assert stored[1]["content"]["parts"][0]["toolInvocation"]["state"] == "result"
 
 
 @pytest.mark.asyncio
@@ -635,7 +636,7 @@ async def test_without_save_per_step_messages_are_saved_at_the_end():
     model = ScriptedModel([tool_step(("c1", "ping", {})), second_step])
     await agent_with(model, memory=memory).generate("hi", memory={"resource": "u1", "thread": "t1"})
     assert snapshots == [0]
-    assert len(await memory.store.list_messages(resource_id="u1", thread_id="t1")) == 4
+    assert len(await memory.store.list_messages(resource_id="u1", thread_id="t1")) == 3  # user, call+result, text
 
 
 # -- run id, request context, raw chunks -----------------------------------------------------

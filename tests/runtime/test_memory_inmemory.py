@@ -29,7 +29,7 @@ def seen(request):
 
 
 async def stored(memory, thread="thread-1", resource="user-1"):
-    return [(m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0].get("text"))
+    return [(m["role"], m["content"]["parts"][0].get("text"))
             for m in await memory.store.list_messages(resource_id=resource, thread_id=thread)]
 
 

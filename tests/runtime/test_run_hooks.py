@@ -7,6 +7,7 @@ from agents.runtime import Agent, InMemoryMemory
 from agents.runtime.run import ThreadHooks
 from agents.runtime.signal import create_signal, echo_chunk, message_to_signal, render_signal
 from agents.runtime.testing import ScriptedModel, text_step
+from agents.runtime.stored_messages import signal_to_stored
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,9 +64,9 @@ async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_settles_o
     assert [s.finish_reason for s in result.steps] == ["other", "stop"]
     # drained before the first call, after step 1 (inputs taken) and after step 2 (nothing)
     assert drains == [0, 1, 2]
-    assert settles == [(["user", "assistant", "user", "user", "assistant"], "completed", "stop")]
-    assert [m["content"] for m in settled_messages[2:4]] == [render_signal(late)["content"],
-                                                            render_signal(persisted)["content"]]
+    # settled in Mastra's stored format: each input a ``signal`` message with its contents
+    assert settles == [(["signal", "assistant", "signal", "signal", "assistant"], "completed", "stop")]
+    assert settled_messages[2:4] == [signal_to_stored(late), signal_to_stored(persisted)]
     assert ended == ["stop"]
 
 

@@ -39,9 +39,9 @@ async def test_a_tool_transform_changes_displays_and_transcripts_not_the_model()
     assert result.tool_calls[0]["payload"]["args"] == {"ssn": "123-45-6789"}
     assert result.tool_results[0]["payload"]["result"]["card"] == "4111-1111-1111-1111"
     saved = await memory.store.list_messages(resource_id="u", thread_id="t")
-    assert saved[1]["content"] == [{"type": "tool-call", "toolCallId": "c1", "toolName": "lookup", "args": {"ssn": "***"}}]
-    assert saved[2]["content"] == [{"type": "tool-result", "toolCallId": "c1", "toolName": "lookup",
-                                    "result": "[card details removed]"}]
+    assert saved[1]["content"] == {"format": 2, "parts": [{"type": "tool-invocation", "toolInvocation": {
+        "state": "result", "toolCallId": "c1", "toolName": "lookup", "args": {"ssn": "***"},
+        "result": "[card details removed]"}}]}
 
 
 @pytest.mark.asyncio
@@ -73,7 +73,8 @@ async def test_the_agent_policy_applies_to_every_tool_and_only_to_its_targets():
     assert payloads(chunks, "tool-result", "result") == [{"truncated": "{'card': '"}]
     assert seen == [("display", "input-available", "lookup"), ("display", "output-available", "lookup")]
     saved = await memory.store.list_messages(resource_id="u", thread_id="t")
-    assert saved[2]["content"][0]["result"] == {"card": "4111-1111-1111-1111", "owner": "Ann"}
+    assert saved[1]["content"]["parts"][0]["toolInvocation"]["result"] == {"card": "4111-1111-1111-1111",
+                                                                           "owner": "Ann"}
 
 
 @pytest.mark.asyncio

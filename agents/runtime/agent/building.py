@@ -20,6 +20,7 @@ from ..run import Run, ThreadHooks, maybe_await
 from ..scoring import scorers_check
 from ..run.suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
+from ..stored_messages import to_model_messages
 from ..tracing import run_span_open
 from ..tools import ToolValidationError
 from .config import check_tools
@@ -99,6 +100,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
             thread_rec, remembered = await agent.memory.store.prepare_thread(
                 resource_id=mem_opt["resource"], thread_id=thread_id, title=title, metadata=metadata,
                 last_messages=mopts["last_messages"], read_only=mopts["read_only"])
+        remembered = to_model_messages(remembered)  # stored in Mastra's format; signals rendered here
         memory = {"store": agent.memory.store, "resource_id": mem_opt["resource"], "thread_id": thread_id,
                   "read_only": mopts["read_only"], "saved_upto": 0,
                   # keep the setting itself (True or {"model", "instructions"}), not a bool

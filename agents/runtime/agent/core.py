@@ -34,7 +34,8 @@ from .building import noop, options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_caller_models, check_tools, validate_editor
 from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
-                         thread_abort, thread_runtime_for, thread_stream_start, thread_subscribe)
+                         thread_abort, thread_events_subscribe, thread_runtime_for, thread_stream_start,
+                         thread_subscribe)
 
 #: the error field and wording of an override refused by the ``editor`` locks
 LOCKED_FIELDS = {"instructions": ("editor.instructions", "instructions"), "tools": ("editor.tools", "its tools"),
@@ -267,6 +268,14 @@ class Agent:
                                   after_seq: int | None = None) -> ThreadSubscription:
         """Subscribe to a memory thread's chunks (each with ``seq``); ``after_seq`` resumes after it."""
         return await thread_subscribe(self, resource_id=resource_id, thread_id=thread_id, after_seq=after_seq)
+
+    async def subscribe_thread_events(self, *, resource_id: str, thread_id: str,
+                                      listener: Callable[[dict], Any]) -> Callable[[], None]:
+        """Mastra's ``subscribeThreadEvents``: ``listener`` (sync or async) gets
+        ``{"type": "queue-count-changed", "count": n}`` at once and whenever the number of the
+        thread's messages waiting for a run of their own changes, whichever process changed it.
+        Returns the function that unsubscribes it."""
+        return await thread_events_subscribe(self, resource_id=resource_id, thread_id=thread_id, listener=listener)
 
     async def send_message(self, message: Any, *, resource_id: str | None = None, thread_id: str | None = None,
                            run_id: str | None = None, if_active: dict | None = None,

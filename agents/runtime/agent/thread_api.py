@@ -84,6 +84,19 @@ async def thread_abort(agent: Any, *, resource_id: str, thread_id: str) -> bool:
     return await thread_runtime_for(agent, "abort_thread").abort(thread_key(resource_id, thread_id))
 
 
+async def thread_events_subscribe(agent: Any, *, resource_id: str, thread_id: str,
+                                  listener: Callable[[dict], Any]) -> Callable[[], None]:
+    """Mastra's ``subscribeThreadEvents``: ``listener`` gets ``{"type": "queue-count-changed",
+    "count"}`` now and at each change of the thread's queue (``threads.thread_events``)."""
+    runtime = thread_runtime_for(agent, "subscribe_thread_events")
+    for name, value in (("resource_id", resource_id), ("thread_id", thread_id)):
+        if not isinstance(value, str) or not value:
+            raise SignalError(f"{name} must be a non-empty string", code="missing_target")
+    if not callable(listener):
+        raise SignalError("listener must be callable", code="invalid_listener")
+    return await runtime.subscribe_thread_events(resource_id, thread_id, listener)
+
+
 async def queued_inputs_list(agent: Any, *, resource_id: str, thread_id: str) -> list[dict]:
     return await thread_runtime_for(agent, "list_queued_inputs").list_queued(resource_id, thread_id)
 
@@ -93,4 +106,5 @@ async def queued_inputs_cancel(agent: Any, ids: list[str], *, resource_id: str, 
 
 
 __all__ = ["message_send", "queued_inputs_cancel", "queued_inputs_list", "signal_send", "state_signal_send",
-           "thread_abort", "thread_runtime_for", "thread_send", "thread_stream_start", "thread_subscribe"]
+           "thread_abort", "thread_events_subscribe", "thread_runtime_for", "thread_send", "thread_stream_start",
+           "thread_subscribe"]

@@ -11,6 +11,7 @@ from ..messages import now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
+from ..stored_messages import stored_form
 from ..tracing import spans_export
 from ..transforms import transcript_messages
 from . import processing, structured
@@ -48,7 +49,7 @@ async def finalize(run: Any) -> GenerateResult:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it
         unsaved = unsaved_messages(run) if save else []
-        await settle(await transcript_messages(run, unsaved), record_dict(run))
+        await settle(await stored_messages(run, unsaved), record_dict(run))
         if run.memory is not None:
             run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
     else:
@@ -117,8 +118,30 @@ async def save_memory(run: Any) -> None:
     if not pending:
         return
     await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
-                                     messages=await transcript_messages(run, pending))
+                                     messages=await stored_messages(run, pending))
     mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
+
+
+async def stored_messages(run: Any, pending: list[dict]) -> list[dict]:
+    """``pending`` (the run's messages not saved yet) as memory stores them: through the transcript
+    transforms, in Mastra's stored format (``stored_form``). A tool result whose call was saved
+    before (a run resumed after an approval) comes with that call's assistant message, saved again."""
+    if not pending:
+        return []
+    mem = run.memory or {}
+    earlier: list[dict] = []
+    if answers_earlier_calls(pending):
+        saved = (run.input_messages + run.response_messages)[:mem.get("saved_upto", 0)]
+        earlier = run.remembered + await transcript_messages(run, saved)
+    return stored_form(await transcript_messages(run, pending), earlier=earlier)
+
+
+def answers_earlier_calls(messages: list[dict]) -> bool:
+    """Whether a tool result in ``messages`` answers a call made before them."""
+    calls = {p.get("toolCallId") for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+             for p in m["content"] if isinstance(p, dict) and p.get("type") == "tool-call"}
+    return any(isinstance(p, dict) and p.get("type") == "tool-result" and p.get("toolCallId") not in calls
+               for m in messages if m.get("role") == "tool" for p in m.get("content") or [])
 
 
 async def _record(run: Any) -> None:

@@ -13,6 +13,7 @@ from ..messages import new_id, now_iso, system_messages
 from ..providers.base import ModelRequest
 from ..results import StepResult, Usage
 from ..signal import echo_chunk, render_signal, state_to_signal
+from ..stored_messages import to_model_messages
 from . import processing, structured, tool_phase
 from .hooks import maybe_await
 
@@ -249,7 +250,7 @@ async def compute_state(run: Any, processor: Any, messages: list[dict], step_num
     if not any(state_of(s).get("mode") == "snapshot" for s in window) and run.memory is not None:
         stored = await run.memory["store"].list_messages(resource_id=run.memory["resource_id"],
                                                          thread_id=run.memory["thread_id"])
-        saved = states(stored)
+        saved = states(to_model_messages(stored))
         ids = {s.get("id") for s in saved}
         # the window's signals already saved are in ``saved``: keep each signal once
         history = saved + [s for s in window if s.get("id") not in ids]

@@ -18,8 +18,9 @@ from typing import Any, Callable
 from ..chunks import abort_chunk, persist_run_chunks, snapshot_chunk
 from ..errors import SignalError
 from ..limits import check_pending_inputs
-from ..signal import echo_chunk, render_content, render_signal
+from ..signal import echo_chunk, render_content
 from ..state_tracking import apply_state_signal
+from ..stored_messages import signal_to_stored, stored_form, to_model_messages
 from .store import thread_key
 from .decision import (DELIVER, ECHO, QUEUE, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, LeaseView, input_decide,
                        lease_held, next_run)
@@ -94,7 +95,8 @@ class InMemoryThreadStore:
         # (a run saving messages creates it, ``finish``)
         messages = self.history.setdefault(lease["key"], [])
         if not any(m["id"] == signal["id"] for m in messages):
-            messages.append(render_signal(signal))
+            messages.append({**signal_to_stored(signal), "threadId": lease["thread_id"],
+                             "resourceId": lease["resource_id"]})
 
     def _reclaim(self, lease: dict) -> None:
         """The owner died: inputs it took and never saved wait again; its run failed."""
@@ -225,8 +227,8 @@ class InMemoryThreadStore:
             self.thread_create(resource_id=lease["resource_id"], thread_id=lease["thread_id"])
             history = self.history.setdefault(lease["key"], [])
             known = {m["id"] for m in history}
-            history.extend(m for m in messages if m["id"] not in known
-                           and not ((m.get("metadata") or {}).get("signal") or {}).get("transient"))
+            history.extend({**m, "threadId": lease["thread_id"], "resourceId": lease["resource_id"]}
+                           for m in stored_form(messages) if m["id"] not in known)
         if record is not None:
             self.runs.setdefault(record["id"], {}).update(record, status=record.get("status") or "completed")
         _settle(lease, last_seq)
@@ -259,7 +261,8 @@ class InMemoryThreadStore:
             # a gap above ``last_seq - retention`` is a dead run's reserved seqs, not pruned ones
             if log and log[0]["seq"] > after_seq + 1 and after_seq < lease["last_seq"] - self.event_retention:
                 snapshot = snapshot_chunk(thread_id=lease["thread_id"], resource_id=lease["resource_id"],
-                                          messages=list(self.history.get(lease["key"], ())), seq=log[0]["seq"] - 1)
+                                          messages=to_model_messages(self.history.get(lease["key"], ())),
+                                          seq=log[0]["seq"] - 1)
                 return [snapshot] + rows
             log = rows
         if run_id is not None:

@@ -32,6 +32,7 @@ from .events import ActiveRun, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, ThreadStore, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
+from .thread_events import ThreadEvents
 
 logger = logging.getLogger(__name__)
 
@@ -75,9 +76,11 @@ class ThreadRuntime:
         self.spawn = self.background.spawn
         #: pub/sub is best effort: its failures are logged once per outage, never raised
         self.failures = LayerFailures()
+        self.thread_events = ThreadEvents(store, pubsub, self.process_id, failures=self.failures)
         self.subscriptions = Subscriptions(store, pubsub, self.process_id, runs=self.active, spawn=self.spawn,
                                            on_abort=self._on_abort_request, abort=self.abort,
-                                           buffer_max=subscriber_buffer_max, failures=self.failures)
+                                           buffer_max=subscriber_buffer_max, failures=self.failures,
+                                           thread_events=self.thread_events)
         self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures)
         #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
         #: them even when they are not in the site's registry
@@ -88,6 +91,19 @@ class ThreadRuntime:
                         after_seq: int | None = None) -> ThreadSubscription:
         self._agents[agent.id] = agent
         return await self.subscriptions.subscribe(agent, resource_id, thread_id, after_seq)
+
+    async def subscribe_thread_events(self, resource_id: str, thread_id: str,
+                                      listener: Callable[[dict], Any]) -> Callable[[], None]:
+        """Call ``listener`` with the thread's events (:mod:`.thread_events`), the current queue
+        count first; returns the function that unsubscribes it."""
+        key = thread_key(resource_id, thread_id)
+        await self.subscriptions.listen(key)
+        registered = await self.thread_events.add(key, listener)
+
+        def unsubscribe() -> None:
+            self.thread_events.remove(registered)
+            self.subscriptions.release(key)
+        return unsubscribe
 
     def _on_abort_request(self, key: str, run_id: str | None) -> None:
         run = self.active.get(key)
@@ -119,6 +135,8 @@ class ThreadRuntime:
             # idle persist: a short synthetic run for subscribers, already in the event log
             await self.publisher.both(key, decision["events"])
         output = None
+        if decision.get("queued"):  # waits for a run of its own: the queue grew
+            await self.thread_events.changed(key)
         if action == "wake":
             # inputs a dead owner left behind come first (``signals`` ends with this one)
             output = await self._start_run(agent, key, decision, decision.get("signals") or [accepted],
@@ -142,7 +160,11 @@ class ThreadRuntime:
     async def cancel_queued(self, resource_id: str, thread_id: str, ids: list[str]) -> int:
         if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
             raise SignalError("ids must be a list of input ids", code="invalid_ids")
-        return await self.store.cancel_queued(key=thread_key(resource_id, thread_id), ids=list(ids))
+        key = thread_key(resource_id, thread_id)
+        cancelled = await self.store.cancel_queued(key=key, ids=list(ids))
+        if cancelled:
+            await self.thread_events.changed(key)
+        return cancelled
 
     # -- runs ---------------------------------------------------------------------------------
     async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,
@@ -245,6 +267,7 @@ class ThreadRuntime:
                            last_seq=max(nxt.get("last_seq", 0), active.seq, *(e["seq"] for e in events)))
                 next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agent_for(nxt["agent_id"])
                 await self._start_run(next_agent, key, nxt, nxt["signals"], nxt.get("stream_options") or {})
+                await self.thread_events.changed(key)  # the next run may have taken a queued input
             else:
                 self.subscriptions.release(key)
         except Exception:
@@ -329,6 +352,7 @@ class ThreadRuntime:
                 logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
                 continue
             await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
+            await self.thread_events.changed(lease["key"])
             started.append(lease["run_id"])
         return started
 

@@ -153,7 +153,8 @@ class Subscriptions:
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, process_id: str, *, runs: Mapping[str, Any],
                  spawn: Callable, on_abort: Callable[[str, str | None], None], abort: Callable,
-                 buffer_max: int = SUBSCRIBER_BUFFER_MAX, failures: LayerFailures | None = None):
+                 buffer_max: int = SUBSCRIBER_BUFFER_MAX, failures: LayerFailures | None = None,
+                 thread_events: Any = None):
         self.store = store
         self.pubsub = pubsub
         self.process_id = process_id
@@ -168,6 +169,9 @@ class Subscriptions:
         self._unheard: set[str] = set()  # threads whose pub/sub subscription failed (retried by the poller)
         self._layer_failing = False  # the pub/sub said it fails (``layer-failing``)
         self._poller: asyncio.Task | None = None
+        #: the thread event listeners (``thread_events.ThreadEvents``): a thread they watch is listened
+        #: to, and another process's queue change reaches them
+        self.thread_events = thread_events
 
     def __contains__(self, key: str) -> bool:
         return key in self.by_key
@@ -272,7 +276,8 @@ class Subscriptions:
 
     def release(self, key: str) -> None:
         """Stop listening to a thread nobody here subscribes to or runs any more."""
-        if key not in self.by_key and key not in self.runs:
+        if key not in self.by_key and key not in self.runs and not (
+                self.thread_events is not None and key in self.thread_events):
             self.unlisten(key)
 
     def _on_remote(self, key: str, message: dict) -> None:
@@ -297,6 +302,8 @@ class Subscriptions:
                         sub.push(chunk)
         elif kind == "abort":
             self.on_abort(key, message.get("run_id"))
+        elif kind == "queue-changed" and self.thread_events is not None:
+            self.spawn(self.thread_events.refresh(key))
 
     # -- while pub/sub fails ------------------------------------------------------------------
     def degraded(self) -> bool:

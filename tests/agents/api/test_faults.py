@@ -166,14 +166,14 @@ async def test_with_redis_down_accepted_inputs_answer_2xx_run_and_reach_subscrib
         inputs, runs, messages = await sync_to_async(stored)("t2")
         assert inputs == {body(fresh)["signal"]["id"]: 1}
         assert runs == {body(fresh)["runId"]: "completed"}
-        assert [role for role, _ in messages] == ["user", "assistant"]
+        assert [role for role, _ in messages] == ["signal", "assistant"]
 
         ids = [woken["signal"]["id"]] + [body(r)["signal"]["id"] for r in answers]
         inputs, runs, messages = await sync_to_async(stored)("t1")
         assert inputs == {i: 1 for i in ids}  # each input stored once
         assert runs == {woken["runId"]: "completed", queued_run: "completed"}
         # in the order the runs took them: the first run took the signal and the delivered message
-        assert [m for m in messages if m[0] == "user"] == [("user", ids[i]) for i in (0, 1, 3, 2)]
+        assert [m for m in messages if m[0] == "signal"] == [("signal", ids[i]) for i in (0, 1, 3, 2)]
         assert sum(role == "assistant" for role, _ in messages) >= 2  # both runs' answers in the history
 
         # the outage was logged once by each runtime and each pub/sub (not once per chunk), and

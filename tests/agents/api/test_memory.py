@@ -1,6 +1,8 @@
 """Memory threads and messages over HTTP, with the envelopes ``@mastra/client-js`` reads; the
 notification inbox; per persona."""
 
+import asyncio
+
 import pytest
 
 from tests.agents.api.conftest import Api, body
@@ -65,7 +67,7 @@ async def test_another_users_thread_answers_as_a_free_id_and_its_id_is_free_to_t
     assert body(await alice.get("/api/memory/threads/t1"))["title"] == ""
 
 
-async def test_messages_page_oldest_first_without_system_reminders_unless_asked(alice: Api):
+async def test_messages_pages_are_mastras_newest_first_without_system_reminders_unless_asked(alice: Api):
     await alice.post("/api/agents/echo/generate", {"messages": "one", "memory": {"thread": "t1"}})
     await alice.post("/api/agents/echo/signals", {"signal": {"type": "system-reminder", "contents": "note"},
                                                   "threadId": "t1", "ifIdle": {"behavior": "persist"}})
@@ -76,9 +78,48 @@ async def test_messages_page_oldest_first_without_system_reminders_unless_asked(
     assert page["messages"][0]["threadId"] == "t1" and page["messages"][0]["resourceId"] == "alice"
     everything = body(await alice.get("/api/memory/threads/t1/messages", includeSystemReminders="true"))
     assert everything["total"] == 3
-    assert everything["messages"][2]["content"] == "<system-reminder>note</system-reminder>"
+    reminder = everything["messages"][2]
+    assert (reminder["role"], reminder["type"]) == ("signal", "system-reminder")
+    assert reminder["content"]["parts"] == [{"type": "text", "text": "note"}]  # the contents, not the XML
+    assert reminder["content"]["metadata"]["signal"]["type"] == "reactive"
+    # page 0 is the newest page, as Mastra's: the assistant's answer, then the user's message
+    newest = body(await alice.get("/api/memory/threads/t1/messages", perPage="1"))
+    assert [m["role"] for m in newest["messages"]] == ["assistant"] and newest["hasMore"] is True
     second = body(await alice.get("/api/memory/threads/t1/messages", perPage="1", page="1"))
-    assert [m["role"] for m in second["messages"]] == ["assistant"] and second["hasMore"] is False
+    assert [m["role"] for m in second["messages"]] == ["user"] and second["hasMore"] is False
+
+
+async def test_messages_have_the_shapes_mastra_clients_read(alice: Api):
+    """``content.parts`` as ``@mastra/client-js`` and Mastra's Studio read them: a signal is a
+    ``signal`` message of its contents with ``content.metadata.signal``; a tool call and its result
+    are one ``tool-invocation`` part of the assistant message."""
+    await alice.post("/api/agents/echo/send-message", {"message": {"contents": "Hello <there>",
+                                                                   "attributes": {"name": "Ada", "n": 2}},
+                                                       "threadId": "t1"})
+    for _ in range(250):  # the woken run answers in the background
+        if body(await alice.get("/api/memory/threads/t1/messages"))["total"] == 2:
+            break
+        await asyncio.sleep(0.02)
+    await alice.post("/api/agents/echo/generate", {"messages": '/tool add {"a": 2, "b": 3}',
+                                                   "memory": {"thread": "t1"}})
+    page = body(await alice.get("/api/memory/threads/t1/messages"))
+    signal, answer, user, call, final = page["messages"]
+    assert signal["role"] == "signal" and signal["type"] == "user"
+    assert signal["content"]["format"] == 2
+    assert signal["content"]["parts"] == [{"type": "text", "text": "Hello <there>"}]
+    meta = signal["content"]["metadata"]["signal"]
+    assert (meta["id"], meta["type"], meta["tagName"], meta["attributes"]) == (signal["id"], "user", "user",
+                                                                                {"name": "Ada", "n": 2})
+    assert list(meta["attributes"]) == ["name", "n"]
+    assert set(meta) == {"id", "type", "tagName", "createdAt", "acceptedAt", "attributes"}
+    assert answer["role"] == "assistant" and answer["content"]["parts"][0]["type"] == "text"
+    assert answer["content"]["parts"][0]["text"].startswith("echo:")
+    assert user["content"] == {"format": 2, "parts": [{"type": "text", "text": '/tool add {"a": 2, "b": 3}'}],
+                               "content": '/tool add {"a": 2, "b": 3}'}
+    assert call["content"]["parts"] == [{"type": "tool-invocation", "toolInvocation": {
+        "state": "result", "toolCallId": call["content"]["parts"][0]["toolInvocation"]["toolCallId"],
+        "toolName": "add", "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}]
+    assert final["role"] == "assistant" and final["content"]["parts"][0]["type"] == "text"
 
 
 async def notify(api: Api, thread_id: str, **fields) -> dict:
