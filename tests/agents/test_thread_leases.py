@@ -74,3 +74,31 @@ def test_the_lease_row_is_locked_until_the_transaction_ends(postgres_db):
     reader.start()
     reader.join(5)
     assert other["outcome"] == (1,)
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_renewal_does_not_wait_behind_the_worker_thread():
+    """Requests and runs do their sync work on Django's one worker thread; a renewal queued behind
+    a backlog there longer than the TTL would let another process take the thread over while its
+    run goes on. The renewal runs on the lease thread: it is done while the worker thread is held."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    from agents.threads.store import DjangoThreadStore
+
+    woke = await sync_to_async(accept)("t-busy", "hi", run_id="r1")
+    before = await sync_to_async(lambda: ThreadLease.objects.get(thread__thread_id="t-busy").expires_at)()
+    release = threading.Event()
+    held = asyncio.ensure_future(sync_to_async(release.wait)())  # the worker thread, busy
+    try:
+        renewed = await asyncio.wait_for(DjangoThreadStore().renew(
+            key=thread_key(R, "t-busy"), run_id="r1", token=woke["token"], ttl_ms=TTL_MS), 10)
+        assert renewed == {"ok": True, "abort": False}
+        assert not held.done()
+    finally:
+        release.set()
+        await held
+    after = await sync_to_async(lambda: ThreadLease.objects.get(thread__thread_id="t-busy").expires_at)()
+    assert after > before
