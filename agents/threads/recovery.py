@@ -26,8 +26,7 @@ def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], st
     Only threads of ``agent_ids`` (the agents this process can run; None: any) are taken, so that a
     process never holds a lease it cannot serve. Each returned lease dict also has the ``events``
     written for inputs persisted during the dead run."""
-    now = timezone.now()
-    leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=now)
+    leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=timezone.now())
     inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING).exclude(kind=ThreadInput.Kind.ECHO)
     if agent_ids is not None:
         leases = leases.filter(agent_id__in=agent_ids)
@@ -38,6 +37,9 @@ def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], st
     for key in dict.fromkeys(expired + waiting):
         with transaction.atomic():
             lease = lease_lock(key)
+            # read once the lease is locked: the takeovers before this one (and the wait for the
+            # lock) took time, and a lease taken with an older time would expire that much sooner
+            now = timezone.now()
             if lease is None or lease_is_active(lease, now):
                 continue
             if lease.owner_run_id:
