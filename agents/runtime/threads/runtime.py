@@ -155,6 +155,9 @@ class ThreadRuntime:
                            store=self.store, publisher=self.publisher, spawn=self.spawn,
                            reserved_seq=lease.get("reserved_seq"))
         self.active[key] = active
+        # the lease is this run's from now on: renew it before anything here waits (a subscription,
+        # the event log), or a slow start lets it expire and another process take the thread over
+        renew_task = asyncio.ensure_future(self._renew_loop(active))
         await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
         await self.subscriptions.catch_up(key, active.seq)
         messages = [render_signal(s) for s in signals]
@@ -185,8 +188,6 @@ class ThreadRuntime:
                 return []
             return await self.store.drain(key=key, run_id=active.run_id, token=active.token)
 
-        renew_task = asyncio.ensure_future(self._renew_loop(active))
-
         async def settle(messages: list[dict], record: dict) -> None:
             # the run's end in one write: its last events, new messages and record, and the lease
             active.settled = True
@@ -210,29 +211,34 @@ class ThreadRuntime:
         publish ``finish`` (so a subscriber that sees ``finish`` finds the thread idle or already
         running the next input, and its messages in the history). Never raises."""
         key = active.key
+        active.ending = True
         try:
-            renew_task.cancel()
-            final = active.final
-            tail = await active.take_tail()  # already published here, not yet elsewhere
-            if active.lost:
-                return
-            events = [final] if final is not None else []
-            if finish_reason == "suspended":
-                await self.store.suspend(key=key, run_id=active.run_id, token=active.token, last_seq=active.seq,
-                                         events=tail + events)
-                nxt = None
-            else:
-                ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
-                                                last_seq=active.seq, new_run_id=new_id(), process_id=self.process_id,
-                                                ttl_ms=self.lease_ttl_ms, events=tail + events, messages=messages,
-                                                record=record)
-                if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
-                    active.lost = True
-                    if self.active.get(key) is active:
-                        self.active.pop(key, None)
+            # the lease is renewed until the run's end is written: that write may wait its turn
+            # longer than a TTL on a busy process
+            try:
+                final = active.final
+                tail = await active.take_tail()  # already published here, not yet elsewhere
+                if active.lost:
                     return
-                nxt = ended["next"]
-                events = events + ended["events"]
+                events = [final] if final is not None else []
+                if finish_reason == "suspended":
+                    await self.store.suspend(key=key, run_id=active.run_id, token=active.token,
+                                             last_seq=active.seq, events=tail + events)
+                    ended = {"next": None, "events": []}
+                else:
+                    ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
+                                                    last_seq=active.seq, new_run_id=new_id(),
+                                                    process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
+                                                    events=tail + events, messages=messages, record=record)
+            finally:
+                renew_task.cancel()
+            if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
+                active.lost = True
+                if self.active.get(key) is active:
+                    self.active.pop(key, None)
+                return
+            nxt = ended["next"]
+            events = events + ended["events"]
             active.release_held()  # the run's seqs are settled in the lease now
             if self.active.get(key) is active:
                 self.active.pop(key, None)
@@ -263,7 +269,8 @@ class ThreadRuntime:
                 logger.exception("lease renewal failed for %s", active.run_id)
                 continue
             if not state["ok"]:
-                active.lose()
+                if not active.ending:
+                    active.lose()
                 return
             if state.get("abort"):
                 active.controller.abort("aborted")
@@ -318,19 +325,24 @@ class ThreadRuntime:
         Returns the run ids started here.
         """
         lookup = agent_lookup or self.agent_for
-        started = []
-        for lease in await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
-                                              new_run_id=new_id, agent_ids=self.known_agent_ids()):
+
+        async def start(lease: dict) -> str | None:
             if lease.get("events"):
                 await self.publisher.both(lease["key"], lease["events"])
             try:
                 agent = lookup(lease["agent_id"])
             except Exception:
                 logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
-                continue
+                return None
             await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
-            started.append(lease["run_id"])
-        return started
+            return lease["run_id"]
+
+        leases = await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms, new_run_id=new_id,
+                                          agent_ids=self.known_agent_ids())
+        # every lease taken is held from now on: its run starts (and renews) without waiting for the
+        # start of the others, which may wait for the database
+        started = await asyncio.gather(*(start(lease) for lease in leases))
+        return [run_id for run_id in started if run_id is not None]
 
     # -- background work ----------------------------------------------------------------------
     def is_idle(self) -> bool:
