@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
@@ -663,10 +662,6 @@ def is_final(chunk: dict) -> bool:
 
 def seqs(chunks: list[dict]) -> list[int]:
     return [c["seq"] for c in chunks if "seq" in c]
-
-
-def which(name: str) -> str | None:
-    return shutil.which(name)
 
 
 # -- the scenarios' counts --------------------------------------------------------------------------

@@ -9,13 +9,14 @@ state: no run of its threads is ``running``, no input of theirs waits, and no pr
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections import Counter
 
 import pytest
 
-from tests.system.layout import Layout, await_until, is_final, report, rss_kb, seqs
+from tests.system.layout import Layout, await_until, http, is_final, report, rss_kb, seqs
 
 pytestmark = pytest.mark.asyncio
 
@@ -95,11 +96,11 @@ async def test_subscribers_on_the_other_process_follow_a_run_and_resume_on_the_r
     status, wake = await site.send(a, thread, "slow:3 stream")
     assert (status, wake["action"]) == (200, "wake"), wake
 
-    def deltas(n):
-        return lambda chunk, seen=[0]: chunk["type"] == "text-delta" and (seen.__setitem__(0, seen[0] + 1)
-                                                                           or seen[0] >= n)
-    await sse.until(deltas(10), 15, "ten text deltas over SSE on the other process")
-    await ws.until(deltas(10), 15, "ten text deltas over the websocket on the other process")
+    def ten_deltas(subscriber):
+        return lambda: sum(c["type"] == "text-delta" for c in subscriber.chunks) >= 10
+
+    await await_until(ten_deltas(sse), 15, "ten text deltas over SSE on the other process")
+    await await_until(ten_deltas(ws), 15, "ten text deltas over the websocket on the other process")
     await sse.close()
     await ws.close()
     first = {"sse": sse.chunks, "ws": ws.chunks}
@@ -219,15 +220,10 @@ async def test_a_redis_restart_mid_stream_loses_no_chunk_and_no_input(site):
 
 # -- 5. PostgreSQL connections dropped ---------------------------------------------------------------
 async def request_status(site: Layout, process, method: str, path: str, body: dict | None = None):
-    from tests.system.layout import http
-
-    status, headers, data = await http(method, process.port, path, body, headers=site.auth(), timeout=10)
-    return status, headers, data
+    return await http(method, process.port, path, body, headers=site.auth(), timeout=10)
 
 
 async def test_requests_during_a_database_outage_get_503_and_the_site_recovers_without_a_restart(site):
-    import json
-
     a, b = site.web
     thread = new_thread("pg")
     status, wake = await site.send(a, thread, "slow:2 before the outage")
@@ -351,7 +347,8 @@ async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(
         rss[process.name] = {"first_10s_kb": round(before), "last_10s_kb": round(after),
                              "growth_pct": round(100 * (after - before) / before, 1)}
     report("6-soak", sent=SOAK_SENDS, accepted=len(accepted), **counts, answered=site.answered(threads),
-           runs=runs, statuses=dict(statuses), sending_s=round(sending, 1), model_calls=len(
+           runs=runs, statuses=dict(statuses), sending_s=round(sending, 1),
+           sends_per_s=round(SOAK_SENDS / sending, 1), in_flight_max=SOAK_IN_FLIGHT, model_calls=len(
                [c for c in site.calls() if c["thread"] in set(threads)]), rss=rss)
     assert statuses == {200: SOAK_SENDS}
     assert counts == {"delivered": SOAK_SENDS, "lost": 0, "duplicated": 0}
