@@ -215,19 +215,10 @@ class Process:
         return self.proc is not None and self.proc.poll() is None
 
     def kill9(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
+        """SIGKILL to the process and its children (its process group: a Celery worker's pool)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM, then SIGKILL after ``timeout``."""
-        if not self.alive():
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
     def tail(self, chars: int = 4000) -> str:
         try:
@@ -389,6 +380,7 @@ class Layout:
         self.wait_ready(process)
 
     def stop(self) -> None:
+        """SIGTERM to every process, SIGKILL to the process groups of those still running 10 s later."""
         for process in self.processes:
             if process.alive():
                 process.proc.terminate()
@@ -399,8 +391,9 @@ class Layout:
             try:
                 process.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                process.proc.kill()
-                process.proc.wait()
+                process.kill9()
+            with contextlib.suppress(ProcessLookupError):  # a child left behind by its parent
+                os.killpg(process.proc.pid, signal.SIGKILL)
 
     # -- what the processes did ---------------------------------------------------------------------
     def calls(self) -> list[dict]:

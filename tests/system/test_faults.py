@@ -300,12 +300,20 @@ SOAK_SENDS = 2000
 SOAK_SECONDS = 60.0
 SOAK_THREADS = 50
 SOAK_IN_FLIGHT = 16
+SOAK_SLOW_EVERY = 25
 
 
 async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(site):
     threads = [new_thread(f"soak{n}") for n in range(SOAK_THREADS)]
     results: list[tuple[int, dict] | None] = [None] * SOAK_SENDS
-    texts = [f"{threads[i % SOAK_THREADS]}|soak {i}" for i in range(SOAK_SENDS)]
+
+    def thread_of(i: int) -> str:  # sends go in pairs to a thread, one through each process
+        return threads[(i // 2) % SOAK_THREADS]
+
+    def text_of(i: int) -> str:  # every SOAK_SLOW_EVERY-th starts a run of a second, which the next ones join
+        return f"soak {i}" + (" slow:1" if i % SOAK_SLOW_EVERY == 0 else "")
+
+    texts = [f"{thread_of(i)}|{text_of(i)}" for i in range(SOAK_SENDS)]
     # at most this many sends wait for an answer: a process slower than the schedule (a busy machine)
     # makes the soak longer, never a send that times out in a queue
     in_flight = asyncio.Semaphore(SOAK_IN_FLIGHT)
@@ -319,10 +327,9 @@ async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(
 
     async def one(i: int):
         await asyncio.sleep(max(0.0, start + i * SOAK_SECONDS / SOAK_SENDS - time.monotonic()))
-        process = site.web[(i // SOAK_THREADS) % 2]  # each thread gets sends from both processes
         async with in_flight:
             try:
-                results[i] = await site.send(process, threads[i % SOAK_THREADS], f"soak {i}")
+                results[i] = await site.send(site.web[i % 2], thread_of(i), text_of(i))
             except (asyncio.TimeoutError, OSError) as exc:
                 results[i] = (0, {"error": repr(exc)})
 
@@ -335,6 +342,7 @@ async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(
         sampler.cancel()
 
     statuses = Counter(status for status, _ in results)
+    actions = Counter(body.get("action") for status, body in results if status == 200)
     accepted = [texts[i] for i, (status, body) in enumerate(results) if status == 200 and body.get("accepted")]
     counts = delivery_counts(site, threads, accepted)
     runs = site.runs_by_status(threads)
@@ -347,12 +355,13 @@ async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(
         rss[process.name] = {"first_10s_kb": round(before), "last_10s_kb": round(after),
                              "growth_pct": round(100 * (after - before) / before, 1)}
     report("6-soak", sent=SOAK_SENDS, accepted=len(accepted), **counts, answered=site.answered(threads),
-           runs=runs, statuses=dict(statuses), sending_s=round(sending, 1),
+           runs=runs, statuses=dict(statuses), actions=dict(actions), sending_s=round(sending, 1),
            sends_per_s=round(SOAK_SENDS / sending, 1), in_flight_max=SOAK_IN_FLIGHT, model_calls=len(
                [c for c in site.calls() if c["thread"] in set(threads)]), rss=rss)
     assert statuses == {200: SOAK_SENDS}
     assert counts == {"delivered": SOAK_SENDS, "lost": 0, "duplicated": 0}
     assert set(runs) == {"completed"}
     assert site.answered(threads) == SOAK_SENDS
+    assert set(actions) == {"wake", "deliver"}  # sends woke threads and joined runs of the other process
     assert all(r["growth_pct"] < 20 for r in rss.values()), rss
     assert_clean(site, threads)
