@@ -158,8 +158,12 @@ class ThreadRuntime:
         # the lease is this run's from now on: renew it before anything here waits (a subscription,
         # the event log), or a slow start lets it expire and another process take the thread over
         renew_task = asyncio.ensure_future(self._renew_loop(active))
-        await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
-        await self.subscriptions.catch_up(key, active.seq)
+        try:
+            await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
+            await self.subscriptions.catch_up(key, active.seq)
+        except BaseException:
+            renew_task.cancel()
+            raise
         messages = [render_signal(s) for s in signals]
         options = dict(stream_options or {})
         options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
