@@ -423,6 +423,14 @@ class Layout:
             "WHERE t.resource_id = %s AND t.thread_id = ANY(%s) GROUP BY r.status", (USER, thread_ids))
         return dict(sorted(rows))
 
+    def run_errors(self, thread_ids: list[str]) -> dict[str, int]:
+        """The errors of these threads' runs that did not complete, with how many runs had each."""
+        rows = self.database.query(
+            "SELECT r.error, count(*) FROM agents_run r JOIN agents_thread t ON t.key = r.thread_id "
+            "WHERE t.resource_id = %s AND t.thread_id = ANY(%s) AND r.status <> 'completed' GROUP BY r.error",
+            (USER, thread_ids))
+        return dict(rows)
+
     def runs(self, thread_id: str) -> list[tuple[str, str]]:
         """``(run id, status)`` of a thread's runs, oldest first."""
         return self.database.query(

@@ -355,7 +355,7 @@ async def test_a_soak_of_two_thousand_sends_loses_nothing_and_memory_stays_flat(
         rss[process.name] = {"first_10s_kb": round(before), "last_10s_kb": round(after),
                              "growth_pct": round(100 * (after - before) / before, 1)}
     report("6-soak", sent=SOAK_SENDS, accepted=len(accepted), **counts, answered=site.answered(threads),
-           runs=runs, statuses=dict(statuses), actions=dict(actions), sending_s=round(sending, 1),
+           runs=runs, run_errors=site.run_errors(threads), statuses=dict(statuses), actions=dict(actions), sending_s=round(sending, 1),
            sends_per_s=round(SOAK_SENDS / sending, 1), in_flight_max=SOAK_IN_FLIGHT, model_calls=len(
                [c for c in site.calls() if c["thread"] in set(threads)]), rss=rss)
     assert statuses == {200: SOAK_SENDS}
