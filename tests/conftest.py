@@ -51,8 +51,8 @@ def db_url_for_subprocess(transactional_db) -> str:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
-    """The ORM calls of async code run in asgiref's single worker thread, whose connection outlives
-    the tests: close it before pytest-django destroys the test database (PostgreSQL refuses to drop
+    """The ORM calls of async code run in asgiref's single worker thread, and lease renewals on the
+    lease thread (``agents.connections``), whose connections outlive the tests: close them before pytest-django destroys the test database (PostgreSQL refuses to drop
     a database with open connections)."""
     yield
     import asyncio
@@ -60,7 +60,10 @@ def django_db_setup(django_db_setup):
     from asgiref.sync import sync_to_async
     from django.db import connections
 
+    from agents.connections import close_lease_connection
+
     asyncio.run(sync_to_async(connections.close_all)())
+    close_lease_connection()
 
 
 @pytest.fixture

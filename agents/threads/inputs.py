@@ -75,11 +75,13 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         resource_id, thread_id = thread_ref(key)
     else:
         id_check(target_run_id, "run_id", MAX_RUN_ID)
-    now = timezone.now()
     fresh = False  # the thread's row is created by this input
     with transaction.atomic():
         if key is None:
             lease = lease_lock_by_run(target_run_id)
+            # the time of the decision is read once the lease is locked: a wait for the lock must
+            # not make a lease this input takes expire sooner (its owner renews a third of a TTL later)
+            now = timezone.now()
             if lease is None or not lease_is_active(lease, now):
                 raise SignalError(f"no active run {target_run_id!r}; give resource_id and thread_id to reach an "
                                   "idle thread", code="unknown_run")
@@ -94,6 +96,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             else:
                 thread, fresh = thread_ensure(resource_id, thread_id)
             lease = lease_lock_or_create(thread)
+            now = timezone.now()
         decision = input_decide(lease_view(lease, now), agent_id=agent_id, mode=mode, if_active=if_active,
                                 if_idle=if_idle)
         branch = if_active if decision.branch == "if_active" else if_idle

@@ -2,14 +2,16 @@
 
 Each method runs one service of this package (one transaction) in Django's worker thread through its
 async twin (``agents.connections.async_twin``: Channels' ``database_sync_to_async`` with persistent
-connections), with the protocol's exact keyword parameters.
+connections), with the protocol's exact keyword parameters; a lease renewal runs on the process's
+lease thread instead (``agents.connections.lease_twin``), so that it never waits behind the worker
+thread's queue.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from agents.connections import async_twin
+from agents.connections import async_twin, lease_twin
 
 from .activity import thread_state_get
 from .events import events_append, events_read
@@ -21,7 +23,7 @@ from .runs import run_abort_request, run_finish, run_resume, run_suspend
 ainput_accept = async_twin(input_accept)
 ainputs_drain = async_twin(inputs_drain)
 arun_finish = async_twin(run_finish)
-alease_renew = async_twin(lease_renew)
+alease_renew = lease_twin(lease_renew)
 aevents_append = async_twin(events_append)
 aevents_read = async_twin(events_read)
 athread_state_get = async_twin(thread_state_get)

@@ -74,3 +74,81 @@ def test_the_lease_row_is_locked_until_the_transaction_ends(postgres_db):
     reader.start()
     reader.join(5)
     assert other["outcome"] == (1,)
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_renewal_does_not_wait_behind_the_worker_thread():
+    """Requests and runs do their sync work on Django's one worker thread; a renewal queued behind
+    a backlog there longer than the TTL would let another process take the thread over while its
+    run goes on. The renewal runs on the lease thread: it is done while the worker thread is held."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    from agents.threads.store import DjangoThreadStore
+
+    woke = await sync_to_async(accept)("t-busy", "hi", run_id="r1")
+    before = await sync_to_async(lambda: ThreadLease.objects.get(thread__thread_id="t-busy").expires_at)()
+    release = threading.Event()
+    held = asyncio.ensure_future(sync_to_async(release.wait)())  # the worker thread, busy
+    try:
+        renewed = await asyncio.wait_for(DjangoThreadStore().renew(
+            key=thread_key(R, "t-busy"), run_id="r1", token=woke["token"], ttl_ms=TTL_MS), 10)
+        assert renewed == {"ok": True, "abort": False}
+        assert not held.done()
+    finally:
+        release.set()
+        await held
+    after = await sync_to_async(lambda: ThreadLease.objects.get(thread__thread_id="t-busy").expires_at)()
+    assert after > before
+
+
+class LaggingLocks:
+    """A clock for ``timezone.now`` that moves on by twice the TTL whenever a lease row is locked,
+    as if each wait for the lock took that long (a busy database); ``locked_at`` is the time each
+    thread key's lock was granted."""
+
+    def __init__(self, monkeypatch, module, name: str):
+        self.now = timezone.now()
+        self.locked_at: dict[str, object] = {}
+        lock = getattr(module, name)
+
+        def lagging(target):
+            self.now += timedelta(milliseconds=2 * TTL_MS)
+            lease = lock(target)
+            self.locked_at[lease.thread_id] = self.now
+            return lease
+
+        monkeypatch.setattr(module, name, lagging)
+        monkeypatch.setattr(timezone, "now", lambda: self.now)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recovery_times_each_lease_it_takes_from_when_it_locked_it(monkeypatch):
+    """Recovery takes threads one transaction after the other: a lease taken with the time the pass
+    began would already be expired when the takeover commits, and be taken over again. A pass stops
+    taking threads once a third of the TTL has gone by, so that the runs of the leases it took start
+    renewing them before they expire; the next pass takes the rest."""
+    from agents.threads import recovery
+
+    for n in (1, 2):
+        accept(f"t-lag-{n}", "hi", run_id=f"dead-{n}")
+    ThreadLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    clock = LaggingLocks(monkeypatch, recovery, "lease_lock")
+    passes = [threads_recover(process_id="p2", ttl_ms=TTL_MS, new_run_id=lambda: uuid.uuid4().hex)
+              for _ in range(2)]
+    assert [len(taken) for taken in passes] == [1, 1]
+    expiries = {lease.thread_id: lease.expires_at for lease in ThreadLease.objects.all()}
+    assert expiries == {key: at + timedelta(milliseconds=TTL_MS) for key, at in clock.locked_at.items()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wake_times_its_lease_from_when_it_locked_it(monkeypatch):
+    from agents.threads import inputs
+
+    clock = LaggingLocks(monkeypatch, inputs, "lease_lock_or_create")
+    woke = accept("t-lag-wake", "hi", run_id="r1")
+    assert woke["action"] == "wake"
+    lease = ThreadLease.objects.get(thread__thread_id="t-lag-wake")
+    assert lease.expires_at == clock.locked_at[thread_key(R, "t-lag-wake")] + timedelta(milliseconds=TTL_MS)

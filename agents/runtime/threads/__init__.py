@@ -10,6 +10,7 @@ One module per job:
 - ``events``: a run's event stream (``seq``, batching, flush, publish here and elsewhere);
 - ``subscriptions``: :class:`ThreadSubscription` and this process's subscribers (bounded buffers);
 - ``background``: the runtime's background tasks and the wait for them;
+- ``agents``: :class:`RunnableAgents`, the agents a runtime can run (served ones and the registry);
 - ``runtime``: :class:`ThreadRuntime` (send and route, start and end runs, renew, abort, recover,
   resume);
 - ``process``: this process's runtime (:func:`get_thread_runtime`).

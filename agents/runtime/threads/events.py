@@ -130,6 +130,9 @@ class ActiveRun:
         self.lost = False
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
         self.settled = False  # the run's end was written through its ``settle`` hook
+        #: the run's end is being written: a renewal that finds the lease gone means nothing then
+        #: (the end released or handed it on; a takeover fences the end's own write)
+        self.ending = False
         self.yielded_at = 0.0  # loop time the run last let subscribers run
 
     def emit(self, chunk: dict) -> None:

@@ -20,13 +20,13 @@ import logging
 import os
 import socket
 import uuid
-import weakref
 from typing import Any, Callable, Iterable
 
-from ..errors import AgentConfigError, SignalError
+from ..errors import SignalError
 from ..messages import new_id
 from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
+from .agents import RunnableAgents
 from .background import BackgroundTasks
 from .events import ActiveRun, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
@@ -66,8 +66,8 @@ class ThreadRuntime:
                  registry_agent_ids: Callable[[], Iterable[str]] | None = None):
         self.store = store
         self.pubsub = pubsub
-        self.agent_lookup = agent_lookup
-        self.registry_agent_ids = registry_agent_ids
+        #: agents this runtime can run: those it served, and the site's registry
+        self.agents = RunnableAgents(agent_lookup, registry_agent_ids)
         self.lease_ttl_ms = lease_ttl_ms
         self.process_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.active: dict[str, ActiveRun] = {}
@@ -82,14 +82,11 @@ class ThreadRuntime:
                                            buffer_max=subscriber_buffer_max, failures=self.failures,
                                            thread_events=self.thread_events)
         self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures)
-        #: agents this runtime has served, by id: runs it starts for them (next run, recovery) find
-        #: them even when they are not in the site's registry
-        self._agents: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
 
     # -- subscriptions ------------------------------------------------------------------------
     async def subscribe(self, agent: Any, resource_id: str, thread_id: str,
                         after_seq: int | None = None) -> ThreadSubscription:
-        self._agents[agent.id] = agent
+        self.agents.served(agent)
         return await self.subscriptions.subscribe(agent, resource_id, thread_id, after_seq)
 
     async def subscribe_thread_events(self, resource_id: str, thread_id: str,
@@ -116,7 +113,7 @@ class ThreadRuntime:
                    state: dict | None = None) -> SendResult:
         """Accept one input (store it durably, decide) and act on the decision (see
         :func:`.inputs.input_branches` for the rules on targets and branches)."""
-        self._agents[agent.id] = agent
+        self.agents.served(agent)
         if_active, if_idle, stream_options = input_branches(
             signal=signal, mode=mode, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
             if_active=if_active, if_idle=if_idle)
@@ -177,8 +174,15 @@ class ThreadRuntime:
                            store=self.store, publisher=self.publisher, spawn=self.spawn,
                            reserved_seq=lease.get("reserved_seq"))
         self.active[key] = active
-        await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
-        await self.subscriptions.catch_up(key, active.seq)
+        # the lease is this run's from now on: renew it before anything here waits (a subscription,
+        # the event log), or a slow start lets it expire and another process take the thread over
+        renew_task = asyncio.ensure_future(self._renew_loop(active))
+        try:
+            await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
+            await self.subscriptions.catch_up(key, active.seq)
+        except BaseException:
+            renew_task.cancel()
+            raise
         messages = [render_signal(s) for s in signals]
         options = dict(stream_options or {})
         options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
@@ -207,8 +211,6 @@ class ThreadRuntime:
                 return []
             return await self.store.drain(key=key, run_id=active.run_id, token=active.token)
 
-        renew_task = asyncio.ensure_future(self._renew_loop(active))
-
         async def settle(messages: list[dict], record: dict) -> None:
             # the run's end in one write: its last events, new messages and record, and the lease
             active.settled = True
@@ -232,29 +234,34 @@ class ThreadRuntime:
         publish ``finish`` (so a subscriber that sees ``finish`` finds the thread idle or already
         running the next input, and its messages in the history). Never raises."""
         key = active.key
+        active.ending = True
         try:
-            renew_task.cancel()
-            final = active.final
-            tail = await active.take_tail()  # already published here, not yet elsewhere
-            if active.lost:
-                return
-            events = [final] if final is not None else []
-            if finish_reason == "suspended":
-                await self.store.suspend(key=key, run_id=active.run_id, token=active.token, last_seq=active.seq,
-                                         events=tail + events)
-                nxt = None
-            else:
-                ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
-                                                last_seq=active.seq, new_run_id=new_id(), process_id=self.process_id,
-                                                ttl_ms=self.lease_ttl_ms, events=tail + events, messages=messages,
-                                                record=record)
-                if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
-                    active.lost = True
-                    if self.active.get(key) is active:
-                        self.active.pop(key, None)
+            # the lease is renewed until the run's end is written: that write may wait its turn
+            # longer than a TTL on a busy process
+            try:
+                final = active.final
+                tail = await active.take_tail()  # already published here, not yet elsewhere
+                if active.lost:
                     return
-                nxt = ended["next"]
-                events = events + ended["events"]
+                events = [final] if final is not None else []
+                if finish_reason == "suspended":
+                    await self.store.suspend(key=key, run_id=active.run_id, token=active.token,
+                                             last_seq=active.seq, events=tail + events)
+                    ended = {"next": None, "events": []}
+                else:
+                    ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
+                                                    last_seq=active.seq, new_run_id=new_id(),
+                                                    process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
+                                                    events=tail + events, messages=messages, record=record)
+            finally:
+                renew_task.cancel()
+            if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
+                active.lost = True
+                if self.active.get(key) is active:
+                    self.active.pop(key, None)
+                return
+            nxt = ended["next"]
+            events = events + ended["events"]
             active.release_held()  # the run's seqs are settled in the lease now
             if self.active.get(key) is active:
                 self.active.pop(key, None)
@@ -265,7 +272,7 @@ class ThreadRuntime:
             if nxt is not None:
                 nxt.update(resource_id=active.resource_id, thread_id=active.thread_id,
                            last_seq=max(nxt.get("last_seq", 0), active.seq, *(e["seq"] for e in events)))
-                next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agent_for(nxt["agent_id"])
+                next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agents.get(nxt["agent_id"])
                 await self._start_run(next_agent, key, nxt, nxt["signals"], nxt.get("stream_options") or {})
                 await self.thread_events.changed(key)  # the next run may have taken a queued input
             else:
@@ -286,7 +293,8 @@ class ThreadRuntime:
                 logger.exception("lease renewal failed for %s", active.run_id)
                 continue
             if not state["ok"]:
-                active.lose()
+                if not active.ending:
+                    active.lose()
                 return
             if state.get("abort"):
                 active.controller.abort("aborted")
@@ -297,25 +305,6 @@ class ThreadRuntime:
         if lease is None:
             return None
         return await self._start_run(agent, lease["key"], lease, [], {}, resume=resume)
-
-    # -- agents -------------------------------------------------------------------------------
-    def known_agent_ids(self) -> list[str] | None:
-        """Agents this process can run, or None when any agent id is accepted (no registry)."""
-        if self.registry_agent_ids is None and self.agent_lookup is not None:
-            return None
-        ids = set(self._agents.keys())
-        if self.registry_agent_ids is not None:
-            ids.update(self.registry_agent_ids())
-        return sorted(ids)
-
-    def agent_for(self, agent_id: str) -> Any:
-        """The agent with ``agent_id``: one this runtime served, else from ``agent_lookup``."""
-        known = self._agents.get(agent_id)
-        if known is not None:
-            return known
-        if self.agent_lookup is None:
-            raise AgentConfigError("agents", f"no agent registry to find {agent_id!r}")
-        return self.agent_lookup(agent_id)
 
     # -- abort, recovery ----------------------------------------------------------------------
     async def abort(self, key: str) -> bool:
@@ -340,21 +329,26 @@ class ThreadRuntime:
 
         Returns the run ids started here.
         """
-        lookup = agent_lookup or self.agent_for
-        started = []
-        for lease in await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms,
-                                              new_run_id=new_id, agent_ids=self.known_agent_ids()):
+        lookup = agent_lookup or self.agents.get
+
+        async def start(lease: dict) -> str | None:
             if lease.get("events"):
                 await self.publisher.both(lease["key"], lease["events"])
             try:
                 agent = lookup(lease["agent_id"])
             except Exception:
                 logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
-                continue
+                return None
             await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
             await self.thread_events.changed(lease["key"])
-            started.append(lease["run_id"])
-        return started
+            return lease["run_id"]
+
+        leases = await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms, new_run_id=new_id,
+                                          agent_ids=self.agents.ids())
+        # every lease taken is held from now on: its run starts (and renews) without waiting for the
+        # start of the others, which may wait for the database
+        started = await asyncio.gather(*(start(lease) for lease in leases))
+        return [run_id for run_id in started if run_id is not None]
 
     # -- background work ----------------------------------------------------------------------
     def is_idle(self) -> bool:

@@ -167,3 +167,104 @@ async def test_a_run_hands_out_only_reserved_seqs_until_their_write_commits():
         sub.unsubscribe()
     finally:
         set_thread_runtime(None)
+
+
+class StalledPubSub:
+    """A channel layer whose thread subscriptions never complete (a slow Redis): a run that waited
+    for its subscription before renewing its lease would never renew it."""
+
+    def __init__(self):
+        self.release = asyncio.Event()
+
+    async def publish(self, key, message):
+        return None
+
+    async def subscribe(self, key, callback):
+        await self.release.wait()
+        return lambda: None
+
+
+async def test_recovered_runs_renew_their_leases_at_once_without_waiting_for_each_other():
+    from agents.runtime.signal import message_to_signal
+
+    store = InMemoryThreadStore()
+    branches = {"if_active": {"behavior": "deliver", "attributes": {}, "stream_options": None},
+                "if_idle": {"behavior": "wake", "attributes": {}, "stream_options": None}}
+    keys = [thread_key(R, f"dead-{n}") for n in (1, 2)]
+    for n, key in enumerate(keys, 1):  # two threads whose owner died mid-run
+        woke = await store.accept(key=key, agent_id="bot", resource_id=R, thread_id=f"dead-{n}",
+                                  signal=message_to_signal(f"input {n}"), mode="send", target_run_id=None,
+                                  new_run_id=f"dead-run-{n}", stream_options={}, ttl_ms=300, process_id="dead",
+                                  state=None, prepare=None, **branches)
+        assert woke["action"] == "wake"
+        store.leases[key]["expires_at"] = store.clock() - 1
+    renewed, renewed_runs = [], set()
+    renew = store.renew
+
+    async def recording_renew(**kwargs):
+        renewed.append(kwargs["key"])
+        renewed_runs.add(kwargs["run_id"])
+        return await renew(**kwargs)
+
+    store.renew = recording_renew
+    pubsub = StalledPubSub()
+    agent = echo_agent()
+    runtime = ThreadRuntime(store, pubsub, lease_ttl_ms=300, agent_lookup=lambda agent_id: agent)
+    recovering = asyncio.ensure_future(runtime.recover())
+    try:
+        async def both_renewed():
+            while not set(keys) <= set(renewed):
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(both_renewed(), TIMEOUT)
+        assert not recovering.done()  # the runs still wait for their subscriptions
+    finally:
+        pubsub.release.set()
+    assert sorted(await asyncio.wait_for(recovering, TIMEOUT)) == sorted(renewed_runs)
+    assert len(renewed_runs) == 2
+    await drain_thread_runtime(runtime, timeout=TIMEOUT)
+
+
+async def test_a_run_renews_its_lease_until_its_end_is_written():
+    """The run's end is one write that may wait its turn (a busy database thread) longer than the
+    TTL: the lease is renewed until it is written, then the run ends as any other."""
+    store = InMemoryThreadStore()
+    finish, renew = store.finish, store.renew
+    writing, release = asyncio.Event(), asyncio.Event()
+    renewed_while_writing = []
+
+    async def slow_finish(**kwargs):
+        writing.set()
+        await release.wait()
+        return await finish(**kwargs)
+
+    async def recording_renew(**kwargs):
+        state = await renew(**kwargs)
+        if writing.is_set() and not release.is_set():
+            renewed_while_writing.append(state["ok"])
+        return state
+
+    store.finish, store.renew = slow_finish, recording_renew
+    runtime = ThreadRuntime(store, None, lease_ttl_ms=300)
+    set_thread_runtime(runtime)
+    try:
+        agent = echo_agent()
+        result = await agent.send_message("hello", resource_id=R, thread_id=T)
+        await asyncio.wait_for(writing.wait(), TIMEOUT)
+
+        async def renewed_twice():
+            while len(renewed_while_writing) < 2:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(renewed_twice(), TIMEOUT)  # longer than the TTL
+        release.set()
+        full = await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+        await drain_thread_runtime(runtime, timeout=TIMEOUT)
+        assert full.text == "echo: hello"
+        assert all(renewed_while_writing)
+        lease = store.leases[thread_key(R, T)]
+        assert (lease["owner_run_id"], lease["status"]) == (None, "idle")
+        assert [c["type"] for c in await store.read_events(key=thread_key(R, T), after_seq=0)][-1] == "finish"
+    finally:
+        release.set()
+        set_thread_runtime(None)
