@@ -16,6 +16,7 @@ or transfers it to the next run for inputs that are still waiting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -50,6 +51,12 @@ class _Yield:
 
 
 _YIELD = _Yield()
+
+
+async def run_tail(output: Any) -> None:
+    """Wait for a thread run's output to complete (its errors are in its result or were logged)."""
+    with contextlib.suppress(Exception):
+        await output.consume_stream()
 
 
 class ThreadRuntime:
@@ -223,9 +230,14 @@ class ThreadRuntime:
 
         hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(s, active.run_id) for s in signals])
         if resume is not None:
-            return await resume(emit, finalize, hooks)
-        return await agent.start_thread_stream(messages, options, on_chunk=emit, finalize=finalize, hooks=hooks,
-                                               prepared=prepared)
+            output = await resume(emit, finalize, hooks)
+        else:
+            output = await agent.start_thread_stream(messages, options, on_chunk=emit, finalize=finalize,
+                                                     hooks=hooks, prepared=prepared)
+        # what the run does after its end is written (``on_finish``, scorers, storing its trace) is
+        # this runtime's background work too: shutdown and ``drain_background`` wait for it
+        self.spawn(run_tail(output))
+        return output
 
     async def _end_run(self, agent: Any, active: ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
                        messages: list[dict] | None = None, record: dict | None = None) -> None:
@@ -365,4 +377,4 @@ class ThreadRuntime:
         :meth:`busy_with`). Tests use ``agents.runtime.testing.drain_thread_runtime``, which fails."""
         return await self.background.drain(timeout)
 
-__all__ = ["ThreadRuntime", "YIELD_EVERY_S"]
+__all__ = ["ThreadRuntime", "YIELD_EVERY_S", "run_tail"]
