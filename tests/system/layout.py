@@ -458,12 +458,15 @@ class Layout:
         return [seq for (seq,) in rows]
 
     def stored_user_texts(self, thread_id: str) -> list[str]:
+        """The texts of the thread's stored user inputs, in order (Mastra's format: a message sent
+        into a thread is a ``signal`` message of type ``user``, its text in ``content.parts``)."""
         rows = self.database.query(
             "SELECT m.content FROM agents_message m JOIN agents_thread t ON t.key = m.thread_id "
-            "WHERE t.resource_id = %s AND t.thread_id = %s AND m.role = 'user' ORDER BY m.id", (USER, thread_id))
+            "WHERE t.resource_id = %s AND t.thread_id = %s AND (m.role = 'user' OR (m.role = 'signal' "
+            "AND m.type = 'user')) ORDER BY m.id", (USER, thread_id))
         from tests.system.agents import _text
 
-        return [_text(content) for (content,) in rows]
+        return [_text(content["parts"] if isinstance(content, dict) else content) for (content,) in rows]
 
     def settled(self, thread_ids: list[str]) -> bool:
         """No run of these threads is running and no input of theirs waits."""
