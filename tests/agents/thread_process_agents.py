@@ -33,7 +33,8 @@ SLOW_DELAY_S = 0.05
 GATE_TIMEOUT_S = 15.0
 
 
-def _text(content) -> str:
+def text_of(content) -> str:
+    """A model message's text: its string, or its text parts joined."""
     if isinstance(content, str):
         return content
     return "\n".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
@@ -42,11 +43,12 @@ def _text(content) -> str:
 def new_inputs(messages: list[dict]) -> list[str]:
     """The user inputs a model call answers: user messages after the last assistant message."""
     last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
-    return [_text(m["content"]) for m in messages[last + 1:] if m["role"] == "user"]
+    return [text_of(m["content"]) for m in messages[last + 1:] if m["role"] == "user"]
 
 
-def log_call(record: dict) -> None:
-    path = os.environ.get("THREAD_TEST_MODEL_LOG")
+def log_call(record: dict, *, variable: str = "THREAD_TEST_MODEL_LOG") -> None:
+    """Append one line for a model call to the log file named by the environment ``variable``."""
+    path = os.environ.get(variable)
     if not path:
         return
     line = json.dumps({"pid": os.getpid(), "t": time.time(), **record}) + "\n"

@@ -14,48 +14,19 @@ second), so that the run is mid-run when a fault hits; any other call answers at
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import re
-import time
-from pathlib import Path
 
 from agents.memory import Memory
 from agents.runtime import Agent, Mastra
+from tests.agents.thread_process_agents import log_call as shared_log_call
+from tests.agents.thread_process_agents import new_inputs
 
 DELTAS_PER_S = 20
 SLOW = re.compile(r"slow:(\d+(?:\.\d+)?)")
 
 
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
-
-
-def new_inputs(messages: list[dict]) -> list[str]:
-    """The user inputs a call answers: the user messages after the last assistant message."""
-    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
-    return [_text(m["content"]) for m in messages[last + 1:] if m["role"] == "user"]
-
-
 def log_call(record: dict) -> None:
-    path = os.environ.get("SYSTEM_TEST_MODEL_LOG")
-    if not path:
-        return
-    line = json.dumps({"pid": os.getpid(), "t": time.time(), **record}) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-
-def read_calls(path) -> list[dict]:
-    path = Path(path)
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    shared_log_call(record, variable="SYSTEM_TEST_MODEL_LOG")
 
 
 class ScriptedModel:

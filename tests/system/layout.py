@@ -397,7 +397,7 @@ class Layout:
 
     # -- what the processes did ---------------------------------------------------------------------
     def calls(self) -> list[dict]:
-        from tests.system.agents import read_calls
+        from tests.agents.thread_process_agents import read_calls
 
         return read_calls(self.model_log)
 
@@ -464,9 +464,9 @@ class Layout:
             "SELECT m.content FROM agents_message m JOIN agents_thread t ON t.key = m.thread_id "
             "WHERE t.resource_id = %s AND t.thread_id = %s AND (m.role = 'user' OR (m.role = 'signal' "
             "AND m.type = 'user')) ORDER BY m.id", (USER, thread_id))
-        from tests.system.agents import _text
+        from agents.runtime.stored_messages import stored_text
 
-        return [_text(content["parts"] if isinstance(content, dict) else content) for (content,) in rows]
+        return [stored_text({"role": "signal", "content": content}) for (content,) in rows]
 
     def settled(self, thread_ids: list[str]) -> bool:
         """No run of these threads is running and no input of theirs waits."""
