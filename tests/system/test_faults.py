@@ -41,6 +41,25 @@ def delivery_counts(site: Layout, thread_ids: list[str], texts: list[str]) -> di
             "duplicated": sum(1 for t in texts if seen[t] > 1)}
 
 
+def duplicate_details(site: Layout, thread_ids: list[str], texts: list[str], limit: int = 5) -> list[dict]:
+    """For a report: the first inputs the model was given more than once, each with those calls
+    (process, time, the inputs they answered) and its thread's runs (id, status, error)."""
+    wanted = set(texts)
+    calls = [c for c in site.calls() if c["thread"] in thread_ids]
+    seen = Counter(text for call in calls for text in call["new"] if text in wanted)
+    details = []
+    for text in [t for t in texts if seen[t] > 1][:limit]:
+        thread = text.split("|", 1)[0]
+        details.append({"input": text,
+                        "calls": [{"pid": c["pid"], "t": round(c["t"], 3), "new": c["new"]}
+                                  for c in calls if text in c["new"]],
+                        "runs": site.database.query(
+                            "SELECT r.id, r.status, r.error, r.started_at::text, r.finished_at::text "
+                            "FROM agents_run r JOIN agents_thread t ON t.key = r.thread_id WHERE t.thread_id = %s "
+                            "ORDER BY r.started_at", (thread,))})
+    return details
+
+
 async def settle(site: Layout, thread_ids: list[str], timeout: float = SETTLE_S) -> None:
     await await_until(lambda: site.settled(thread_ids), timeout,
                       f"every run of {len(thread_ids)} thread(s) to end and every input to be taken", interval=0.1)

@@ -245,8 +245,9 @@ class Subscriptions:
     async def catch_up(self, key: str, last_seq: int) -> None:
         """Before a run of this process numbers its chunks after ``last_seq``: subscribers that
         have not seen the thread up to it (a chunk of another process's run that pub/sub has not
-        brought yet, or lost) read it from the event log first, so that no later chunk overtakes it."""
-        behind = [s for s in self.by_key.get(key, ()) if s._hold is None and 0 < s.last_seq < last_seq]
+        brought yet, or lost) read it from the event log first, so that no later chunk overtakes it.
+        A subscriber that has seen nothing of the thread (``last_seq`` 0) is behind too."""
+        behind = [s for s in self.by_key.get(key, ()) if s._hold is None and s.last_seq < last_seq]
         if behind:
             await self._read_log(key, behind)
 
