@@ -20,13 +20,14 @@ from agents.runtime.limits import check_pending_inputs
 from agents.runtime.signal import echo_chunk, render_content
 from agents.runtime.stored_messages import signal_to_stored
 from agents.runtime.threads.decision import DELIVER, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, input_decide
+from agents.runtime.threads.store import Acceptance
 from agents.store import state_signal_record, thread_prepare_locked, thread_save_pending, time_parse
 
 from .activity import lease_is_active, lease_view
 from .identity import thread_checked, thread_ensure, thread_ref
 from .events import events_append_locked, events_number
 from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
-                     lease_to_dict)
+                     lease_run)
 
 
 
@@ -59,16 +60,13 @@ def inputs_take_for_run(lease: ThreadLease) -> list[dict]:
 def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None, signal: dict,
                  mode: str, if_active: dict, if_idle: dict, target_run_id: str | None, new_run_id: str,
                  stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
-                 prepare: dict | None = None) -> dict:
-    """Decide what happens to one input and store it, in one transaction (DESIGN §4 table).
-
-    Returns ``{"action", "key", "signal", "resource_id", "thread_id", ...}``: ``run_id`` for
-    ``wake`` and ``deliver`` (a new one for a queued input), ``reason`` for ``blocked``, ``events``
-    for an idle ``persist``, the lease (:func:`lease_to_dict`) for ``wake``. ``state``
+                 prepare: dict | None = None) -> Acceptance:
+    """Decide what happens to one input and store it, in one transaction (DESIGN §4 table): the
+    runtime's ``Acceptance`` (``lease``: :func:`lease_run` for a ``wake``). ``state``
     (``{"id", "cache_key", "mode"}``) makes it a state signal: the thread must exist, and a state
     that is current is ``skipped``. With ``prepare`` (``{"last_messages", "read_only"}``), a wake
     also prepares the thread's memory for the run it starts, in the same transaction:
-    ``"prepared"`` is ``(thread, history)`` as ``MemoryStore.prepare_thread`` returns it."""
+    ``prepared`` is ``(thread, history)`` as ``MemoryStore.prepare_thread`` returns it."""
     id_check(agent_id, "agent id", MAX_AGENT_ID, error=AgentConfigError)
     id_check(signal.get("id"), "signal id", MAX_SIGNAL_ID)
     if key is not None:
@@ -106,12 +104,11 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             thread = Thread.objects.select_for_update().get(pk=key)  # its metadata changes
             recorded = state_signal_record(thread, state=state, signal=accepted, now=now)
             if recorded is None:
-                return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
-                        "action": "skipped"}
+                return Acceptance("skipped", key, accepted, resource_id, thread_id)
             accepted = recorded
         base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
         if decision.action == "discard":
-            return {**base, "action": "discard"}
+            return Acceptance("discard", **base)
         # signal ids are unique within a thread: another resource's ids say nothing here
         if (ThreadInput.objects.row_exists({"thread_id": key, "input_id": accepted["id"]})
                 or Message.objects.row_exists({"thread_id": key, "message_id": accepted["id"]})):
@@ -127,17 +124,17 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             # stored now as an input; the owner writes it into the history where it belongs in
             # the run's order (at its next step boundary, or when the run ends)
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.ECHO, "run_id": lease.owner_run_id}])
-            return {**base, "action": "persist"}
+            return Acceptance("persist", **base)
         if decision.action == "blocked":
-            return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease.owner_run_id}
+            return Acceptance("blocked", **base, reason=THREAD_BLOCKED, run_id=lease.owner_run_id)
         if decision.action == "queue":  # a run of its own once the holder's ends
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.QUEUE, "run_id": new_run_id,
                                               "stream_options": stream_options}])
-            return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
+            return Acceptance("deliver", **base, run_id=new_run_id, queued=True)
         if decision.action == "deliver":
             ThreadInput.objects.insert_rows([{**common, "kind": ThreadInput.Kind.DELIVER,
                                               "run_id": lease.owner_run_id}])
-            return {**base, "action": "deliver", "run_id": lease.owner_run_id}
+            return Acceptance("deliver", **base, run_id=lease.owner_run_id)
         if decision.action == "persist":
             if fresh:  # stored under the thread's id; the thread itself does not exist yet (Mastra)
                 Thread.objects.update_rows({"key": key}, {"saved": False})
@@ -146,7 +143,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
             chunks = events_number(lease, persist_run_chunks(echo_chunk(accepted, synthetic), synthetic))
             events_append_locked(lease, chunks)
             lease_save(lease)
-            return {**base, "action": "persist", "events": chunks}
+            return Acceptance("persist", **base, events=chunks)
         # idle + wake: take the lease; inputs a dead owner left behind run first, in order
         if thread is not None and not thread.saved:  # the run creates the thread over persisted inputs
             thread_save_pending(thread, now)
@@ -160,12 +157,10 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                                   "consumed_at": now, "stream_options": stream_options}])
         Run.objects.insert_rows([{"id": new_run_id, "agent_id": agent_id, "thread_id": key, "resource_id": resource_id,
                                   "status": Run.Status.RUNNING, "started_at": now}])  # a new id: no row to update
-        woken = {**base, **lease_to_dict(lease, leftovers + [stored], stream_options), "action": "wake",
-                 "run_id": new_run_id}
-        if prepare is not None:
-            woken["prepared"] = thread_prepare_locked(thread, resource_id=resource_id, thread_id=thread_id,
-                                                      fresh=fresh, **prepare)
-        return woken
+        prepared = None if prepare is None else thread_prepare_locked(
+            thread, resource_id=resource_id, thread_id=thread_id, fresh=fresh, **prepare)
+        return Acceptance("wake", **base, run_id=new_run_id, lease=lease_run(lease, leftovers + [stored], stream_options),
+                          prepared=prepared)
 
 
 def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
 from agents.runtime.threads.events import SEQ_BLOCK
+from agents.runtime.threads.store import Renewal, RunLease
 
 from .identity import thread_ref
 
@@ -92,20 +93,16 @@ def lease_release(lease: ThreadLease) -> None:
     lease.abort_requested = False
 
 
-def lease_to_dict(lease: ThreadLease, signals: list[dict], stream_options: dict | None = None) -> dict:
-    """What the runtime gets for a run it starts under ``lease``: ``{"key", "run_id", "token",
-    "last_seq", "reserved_seq", "agent_id", "resource_id", "thread_id", "signals", "stream_options"}``:
-    the run numbers its events after ``last_seq`` and logs any beyond ``reserved_seq`` before it
-    hands them out."""
-    return {"key": lease.thread_id, "run_id": lease.owner_run_id, "token": lease.token,
-            "last_seq": lease.last_seq, "reserved_seq": lease.reserved_seq,
-            "agent_id": lease.agent_id, "resource_id": lease.resource_id, "thread_id": lease.thread_name,
-            "signals": signals, "stream_options": stream_options or {}}
+def lease_run(lease: ThreadLease, signals: list[dict], stream_options: dict | None = None) -> RunLease:
+    """What the runtime gets for a run it starts under ``lease`` (the runtime's ``RunLease``)."""
+    return RunLease(key=lease.thread_id, run_id=lease.owner_run_id, token=lease.token, last_seq=lease.last_seq,
+                    reserved_seq=lease.reserved_seq, agent_id=lease.agent_id, resource_id=lease.resource_id,
+                    thread_id=lease.thread_name, signals=signals, stream_options=stream_options or {})
 
 
-def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
-    """Push the running owner's expiry ``ttl_ms`` away (compare-and-set). ``{"ok", "abort"}``:
-    ``ok`` False when the caller lost the lease; ``abort`` when an abort was requested."""
+def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
+    """Push the running owner's expiry ``ttl_ms`` away (compare-and-set): ``ok`` False when the
+    caller lost the lease; ``abort`` when an abort was requested."""
     thread_ref(key)
     expires_at = timezone.now() + timedelta(milliseconds=ttl_ms)
     # one statement, one round trip: renewals are the most frequent write of a busy process
@@ -114,8 +111,8 @@ def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
             connection.ops.adapt_datetimefield_value(expires_at), key, run_id, token, ThreadLease.Status.RUNNING])
         row = cursor.fetchone()
     if row is None:
-        return {"ok": False, "abort": False}
-    return {"ok": True, "abort": bool(row[0])}
+        return Renewal(ok=False)
+    return Renewal(ok=True, abort=bool(row[0]))
 
 
 RENEW_SQL = ("UPDATE {table} SET expires_at = %s WHERE thread_id = %s AND owner_run_id = %s AND token = %s "

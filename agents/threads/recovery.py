@@ -6,6 +6,7 @@ failed (``leases.lease_reclaim``); the lease goes to a new run of this process.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Callable
 
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from agents.models import ThreadInput, ThreadLease
 from agents.runtime.threads.decision import WAITING_KINDS
+from agents.runtime.threads.store import RunLease
 
 from .activity import lease_is_active
 from .leases import lease_lock, lease_reclaim
@@ -21,13 +23,13 @@ from .runs import run_next_start
 
 
 def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
-                    agent_ids: list[str] | None = None) -> list[dict]:
+                    agent_ids: list[str] | None = None) -> list[RunLease]:
     """Take over threads whose owner's lease expired, or idle threads with waiting inputs.
 
     A pass stops taking threads once a third of ``ttl_ms`` has gone by (the next one, a third of a
     TTL later, takes the rest). Only threads of ``agent_ids`` (the agents this process can run;
-    None: any) are taken, so that a process never holds a lease it cannot serve. Each returned lease dict also has the ``events``
-    written for inputs persisted during the dead run."""
+    None: any) are taken, so that a process never holds a lease it cannot serve. Each returned lease
+    carries the ``events`` written for inputs persisted during the dead run."""
     leases = ThreadLease.objects.filter(status=ThreadLease.Status.RUNNING, expires_at__lt=timezone.now())
     inputs = ThreadInput.objects.filter(status=ThreadInput.Status.PENDING, kind__in=WAITING_KINDS)
     if agent_ids is not None:
@@ -55,6 +57,5 @@ def threads_recover(*, process_id: str, ttl_ms: int, new_run_id: Callable[[], st
             nxt = run_next_start(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms, now=now,
                                  events=echoes)
             if nxt is not None:
-                nxt["events"] = echoes
-                started.append(nxt)
+                started.append(dataclasses.replace(nxt, events=echoes))
     return started

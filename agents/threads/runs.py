@@ -17,25 +17,26 @@ from agents.models import Run, ThreadInput, ThreadLease, ToolApproval
 from agents.runtime.chunks import abort_chunk
 from agents.runtime.signal import echo_chunk
 from agents.runtime.threads.decision import next_run
+from agents.runtime.threads.store import AbortRequest, RunEnd, RunLease
 from agents.store import messages_save_locked, run_record
 
 from .activity import lease_is_active
 from .events import events_append_locked, events_number
 from .inputs import input_persist_history, inputs_mark_consumed
 from .leases import (inputs_retry_or_park, lease_lock, lease_release, lease_save, lease_seq_settle, lease_take,
-                     lease_to_dict)
+                     lease_run)
 
 logger = logging.getLogger(__name__)
 
 
 def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_ms: int, now: datetime,
-                   events: list[dict]) -> dict | None:
+                   events: list[dict]) -> RunLease | None:
     """Give the (locked) lease to the next run for waiting inputs, or release it.
 
     Which inputs the next run takes is the decision table's (``decision.next_run``): a queued one
     alone (under its own run id), or the deliver inputs up to the next queued one (under
     ``new_run_id``). Echo chunks of inputs persisted while the ending run was active are written and
-    added to ``events``. Returns the new run's lease dict, or None when the thread is idle now."""
+    added to ``events``. Returns the new run's lease, or None when the thread is idle now."""
     rows = ThreadInput.objects.select_rows({"thread_id": lease.thread_id, "status": ThreadInput.Status.PENDING},
                                            order_by=("id",))
     plan = next_run([r.kind for r in rows])
@@ -61,26 +62,26 @@ def run_next_start(lease: ThreadLease, *, new_run_id: str, process_id: str, ttl_
                "status": Run.Status.RUNNING, "started_at": now}
     if not Run.objects.update_rows({"id": run_id}, started):
         Run.objects.insert_rows([{"id": run_id, **started}])
-    return lease_to_dict(lease, [r.signal for r in taken], first.stream_options)
+    return lease_run(lease, [r.signal for r in taken], first.stream_options)
 
 
 def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
                ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
-               record: dict | None = None) -> dict:
+               record: dict | None = None) -> RunEnd:
     """End the owner's run in one transaction: write its final events, the messages it adds to the
     thread's history and its run record, then hand the lease to the next run for waiting inputs or
-    release it. Returns ``{"next": lease dict or None, "events": echo chunks written for inputs
-    persisted during the run}``. A fenced-out owner changes nothing (``"fenced": True``): the inputs
-    it took wait again for the lease's new owner, which answers them.
+    release it (the runtime's ``RunEnd``: ``next``, and the echo chunks written for inputs persisted
+    during the run). A fenced-out owner changes nothing (``fenced``): the inputs it took wait again
+    for the lease's new owner, which answers them.
 
     When that write fails (a value the database refuses, a lost connection), the run ends failed
-    instead (:func:`run_fail`, ``"failed": True``): the thread is never left leased to a run that
-    stays ``running``."""
+    instead (:func:`run_fail`, ``failed``): the thread is never left leased to a run that stays
+    ``running``."""
     try:
         with transaction.atomic():
             lease = lease_lock(key)
             if lease is None or lease.owner_run_id != run_id or lease.token != token:
-                return {"next": None, "events": [], "fenced": True}
+                return RunEnd(fenced=True)
             if events:
                 events_append_locked(lease, events)
             if messages:
@@ -92,7 +93,7 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
             echoes: list[dict] = []
             nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms,
                                  now=timezone.now(), events=echoes)
-            return {"next": nxt, "events": echoes}
+            return RunEnd(next=nxt, events=echoes)
     except Exception as exc:
         logger.exception("could not save the end of thread run %s", run_id)
         return run_fail(key=key, run_id=run_id, token=token, last_seq=last_seq, new_run_id=new_run_id,
@@ -101,17 +102,17 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
 
 
 def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str, ttl_ms: int,
-             error: str) -> dict:
+             error: str) -> RunEnd:
     """End the owner's run as failed, in a transaction of its own, after its final write failed:
     nothing of its end is stored (events, messages), the run is ``failed`` with ``error``, each
     input it took counts an attempt and waits again or is parked as failed
     (``leases.inputs_retry_or_park``), and the lease goes to the next run for waiting inputs or is
-    released. Returns :func:`run_finish`'s dict with ``"failed": True`` (``"fenced"`` as there)."""
+    released. Returns :func:`run_finish`'s ``RunEnd``, ``failed`` (``fenced`` as there)."""
     now = timezone.now()
     with transaction.atomic():
         lease = lease_lock(key)
         if lease is None or lease.owner_run_id != run_id or lease.token != token:
-            return {"next": None, "events": [], "fenced": True}
+            return RunEnd(fenced=True)
         lease_seq_settle(lease, last_seq)
         inputs_retry_or_park(lease, run_id, error=error)
         Run.objects.filter(id=run_id).update(status=Run.Status.FAILED, finish_reason="error", error=error,
@@ -119,7 +120,7 @@ def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: st
         echoes: list[dict] = []
         nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=now,
                              events=echoes)
-        return {"next": nxt, "events": echoes, "failed": True}
+        return RunEnd(next=nxt, events=echoes, failed=True)
 
 
 def run_suspend(*, key: str, run_id: str, token: int, last_seq: int, events: list[dict] | None = None) -> None:
@@ -136,7 +137,7 @@ def run_suspend(*, key: str, run_id: str, token: int, last_seq: int, events: lis
         lease_save(lease)
 
 
-def run_resume(*, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+def run_resume(*, run_id: str, process_id: str, ttl_ms: int) -> RunLease | None:
     """Take the lease of the suspended ``run_id`` for this process (a new token); None when the run
     is not suspended (any more)."""
     now = timezone.now()
@@ -147,12 +148,12 @@ def run_resume(*, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
             return None
         lease_take(lease, run_id=run_id, agent_id=lease.agent_id, process_id=process_id, ttl_ms=ttl_ms, now=now)
         lease_save(lease)
-        return lease_to_dict(lease, [])
+        return lease_run(lease, [])
 
 
-def run_abort_request(*, key: str) -> dict | None:
+def run_abort_request(*, key: str) -> AbortRequest | None:
     """Flag the thread's active run for abort; None when the thread is idle. A suspended run is
-    ended here (its approvals declined, its lease released): ``{"run_id", "events", "released"}``."""
+    ended here (its approvals declined, its lease released, ``released``)."""
     now = timezone.now()
     with transaction.atomic():
         lease = lease_lock(key)
@@ -167,7 +168,7 @@ def run_abort_request(*, key: str) -> dict | None:
             events_append_locked(lease, chunks)
             lease_release(lease)
             lease_save(lease)
-            return {"run_id": run_id, "events": chunks, "released": True}
+            return AbortRequest(run_id, events=chunks, released=True)
         lease.abort_requested = True
         lease.save(update_fields=["abort_requested", "updated_at"])
-        return {"run_id": run_id, "events": [], "released": False}
+        return AbortRequest(run_id)

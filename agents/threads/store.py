@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from agents.connections import async_twin, lease_twin
+from agents.runtime.threads.store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease
 
 from .activity import thread_state_get
 from .events import events_append, events_read
@@ -48,7 +49,7 @@ class DjangoThreadStore:
     async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
                      signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
                      new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
-                     prepare: dict | None) -> dict:
+                     prepare: dict | None) -> Acceptance:
         return await ainput_accept(
             key=key, agent_id=agent_id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
             if_active=if_active, if_idle=if_idle, target_run_id=target_run_id, new_run_id=new_run_id,
@@ -59,12 +60,12 @@ class DjangoThreadStore:
 
     async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
                      ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
-                     record: dict | None = None) -> dict:
+                     record: dict | None = None) -> RunEnd:
         return await arun_finish(key=key, run_id=run_id, token=token, last_seq=last_seq, new_run_id=new_run_id,
                                  process_id=process_id, ttl_ms=ttl_ms, events=events, messages=messages,
                                  record=record)
 
-    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
         return await alease_renew(key=key, run_id=run_id, token=token, ttl_ms=ttl_ms)
 
     async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
@@ -76,18 +77,18 @@ class DjangoThreadStore:
     async def thread_state(self, *, key: str) -> dict | None:
         return await athread_state_get(key=key)
 
-    async def request_abort(self, *, key: str) -> dict | None:
+    async def request_abort(self, *, key: str) -> AbortRequest | None:
         return await arun_abort_request(key=key)
 
     async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
                       events: list[dict] | None = None) -> None:
         await arun_suspend(key=key, run_id=run_id, token=token, last_seq=last_seq, events=events)
 
-    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> RunLease | None:
         return await arun_resume(run_id=run_id, process_id=process_id, ttl_ms=ttl_ms)
 
     async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
-                      agent_ids: list[str] | None = None) -> list[dict]:
+                      agent_ids: list[str] | None = None) -> list[RunLease]:
         return await athreads_recover(process_id=process_id, ttl_ms=ttl_ms, new_run_id=new_run_id,
                                       agent_ids=agent_ids)
 

@@ -10,7 +10,7 @@ from django.db import OperationalError, connections, transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, ThreadInput, ThreadLease
-from agents.runtime.threads import message_to_signal, thread_key
+from agents.runtime.threads import Acceptance, Renewal, message_to_signal, thread_key
 from agents.threads.inputs import input_accept
 from agents.threads.leases import lease_lock
 from agents.threads.recovery import threads_recover
@@ -21,7 +21,7 @@ BRANCH_IDLE = {"behavior": "wake", "attributes": {}, "stream_options": None}
 R = "user-lease"
 
 
-def accept(thread_id: str, text: str, *, run_id: str | None = None) -> dict:
+def accept(thread_id: str, text: str, *, run_id: str | None = None) -> Acceptance:
     return input_accept(key=thread_key(R, thread_id), agent_id="worker", resource_id=R, thread_id=thread_id,
                         signal=message_to_signal(text), mode="send", if_active=BRANCH_ACTIVE, if_idle=BRANCH_IDLE,
                         target_run_id=None, new_run_id=run_id or uuid.uuid4().hex, stream_options={},
@@ -32,19 +32,19 @@ def accept(thread_id: str, text: str, *, run_id: str | None = None) -> dict:
 def test_a_takeover_never_runs_again_an_input_the_dead_run_saved_to_history():
     woke = accept("t-saved", "answered", run_id="dead")
     waiting = accept("t-saved", "waiting")
-    assert (woke["action"], waiting["action"], waiting["run_id"]) == ("wake", "deliver", "dead")
+    assert (woke.action, waiting.action, waiting.run_id) == ("wake", "deliver", "dead")
     # the dead run saved its input and its answer (a run that saves per step), then its process died
     now = timezone.now()
-    Message.objects.create(message_id=woke["signal"]["id"], thread_id=f"{R}\x1ft-saved", resource_id=R, role="user",
+    Message.objects.create(message_id=woke.signal["id"], thread_id=f"{R}\x1ft-saved", resource_id=R, role="user",
                            content="answered", created_at=now)
     Message.objects.create(message_id="answer", thread_id=f"{R}\x1ft-saved", resource_id=R, role="assistant",
                            content=[{"type": "text", "text": "echo: answered"}], created_at=now)
     ThreadLease.objects.filter(thread__thread_id="t-saved").update(expires_at=now - timedelta(seconds=1))
     [taken] = threads_recover(process_id="p2", ttl_ms=TTL_MS, new_run_id=lambda: "takeover")
-    assert (taken["run_id"], [s["id"] for s in taken["signals"]]) == ("takeover", [waiting["signal"]["id"]])
+    assert (taken.run_id, [s["id"] for s in taken.signals]) == ("takeover", [waiting.signal["id"]])
     rows = {i.input_id: (i.status, i.consumed_by, i.attempts) for i in ThreadInput.objects.all()}
-    assert rows == {woke["signal"]["id"]: ("consumed", "dead", 0),
-                    waiting["signal"]["id"]: ("consumed", "takeover", 0)}
+    assert rows == {woke.signal["id"]: ("consumed", "dead", 0),
+                    waiting.signal["id"]: ("consumed", "takeover", 0)}
     assert Run.objects.get(id="dead").status == "failed"
 
 
@@ -94,8 +94,8 @@ async def test_a_renewal_does_not_wait_behind_the_worker_thread():
     held = asyncio.ensure_future(sync_to_async(release.wait)())  # the worker thread, busy
     try:
         renewed = await asyncio.wait_for(DjangoThreadStore().renew(
-            key=thread_key(R, "t-busy"), run_id="r1", token=woke["token"], ttl_ms=TTL_MS), 10)
-        assert renewed == {"ok": True, "abort": False}
+            key=thread_key(R, "t-busy"), run_id="r1", token=woke.lease.token, ttl_ms=TTL_MS), 10)
+        assert renewed == Renewal(ok=True)
         assert not held.done()
     finally:
         release.set()
@@ -149,6 +149,6 @@ def test_a_wake_times_its_lease_from_when_it_locked_it(monkeypatch):
 
     clock = LaggingLocks(monkeypatch, inputs, "lease_lock_or_create")
     woke = accept("t-lag-wake", "hi", run_id="r1")
-    assert woke["action"] == "wake"
+    assert woke.action == "wake"
     lease = ThreadLease.objects.get(thread__thread_id="t-lag-wake")
     assert lease.expires_at == clock.locked_at[thread_key(R, "t-lag-wake")] + timedelta(milliseconds=TTL_MS)

@@ -42,7 +42,7 @@ from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
 from agents.runtime.signal import message_to_signal
 from agents.runtime.stored_messages import stored_text
 from agents.runtime.testing import drain_thread_runtime
-from agents.runtime.threads import ThreadRuntime, set_thread_runtime, thread_key
+from agents.runtime.threads import Acceptance, Renewal, RunEnd, RunLease, ThreadRuntime, set_thread_runtime, thread_key
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -591,7 +591,7 @@ DEFAULT_IF_IDLE = {"behavior": "wake", "attributes": {}, "stream_options": None}
 
 
 def accept(resource_id: str, thread_id: str, text: str, *, run_id: str | None = None, mode: str = "send",
-           process: str = "p1", ttl_ms: int = TTL_MS) -> dict:
+           process: str = "p1", ttl_ms: int = TTL_MS) -> Acceptance:
     return input_accept(
         key=thread_key(resource_id, thread_id), agent_id="worker", resource_id=resource_id, thread_id=thread_id,
         signal=message_to_signal(text), mode=mode, if_active=DEFAULT_IF_ACTIVE,
@@ -608,10 +608,10 @@ def expire(resource_id: str, thread_id: str) -> None:
         expires_at=timezone.now() - timedelta(seconds=1))
 
 
-def finish(resource_id: str, thread_id: str, run_id: str, token: int, *, next_run: str = "next") -> dict | None:
+def finish(resource_id: str, thread_id: str, run_id: str, token: int, *, next_run: str = "next") -> RunLease | None:
     """The next run's lease, or None when the thread was released (or the caller was fenced out)."""
     return run_finish(key=thread_key(resource_id, thread_id), run_id=run_id, token=token, last_seq=0,
-                                   new_run_id=next_run, process_id="p1", ttl_ms=TTL_MS)["next"]
+                      new_run_id=next_run, process_id="p1", ttl_ms=TTL_MS).next
 
 
 def chunk(seq: int, run_id: str) -> dict:
@@ -626,7 +626,7 @@ def test_acquire_takes_an_idle_thread_with_a_new_token():
     before = timezone.now()
     woke = accept(RID, "t-acquire", "hi", run_id="r1")
     lease = lease_of(RID, "t-acquire")
-    assert (woke["action"], woke["run_id"], woke["token"]) == ("wake", "r1", 1)
+    assert (woke.action, woke.run_id, woke.lease.token) == ("wake", "r1", 1)
     assert (lease.owner_run_id, lease.token, lease.status, lease.owner_process) == ("r1", 1, "running", "p1")
     assert before + timedelta(milliseconds=TTL_MS) <= lease.expires_at <= timezone.now() + timedelta(milliseconds=TTL_MS)
     assert Run.objects.get(id="r1").status == "running"
@@ -638,7 +638,7 @@ def test_acquire_of_a_held_thread_delivers_to_the_owner_and_changes_no_lease_fie
     held = lease_of(RID, "t-held")
     second = accept(RID, "t-held", "more", run_id="r2", process="p2")
     after = lease_of(RID, "t-held")
-    assert (second["action"], second["run_id"]) == ("deliver", "r1")
+    assert (second.action, second.run_id) == ("deliver", "r1")
     assert (after.owner_run_id, after.token, after.expires_at, after.owner_process) == (
         "r1", 1, held.expires_at, "p1")
     assert not Run.objects.filter(id="r2").exists()
@@ -648,7 +648,7 @@ def test_acquire_of_a_held_thread_delivers_to_the_owner_and_changes_no_lease_fie
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_acquires_give_exactly_one_owner():
     """Eight threads (eight database connections) wake the same idle thread at once."""
-    results: list[dict] = []
+    results: list[Acceptance] = []
     errors: list[BaseException] = []
     barrier = threading.Barrier(8)
 
@@ -667,11 +667,11 @@ def test_concurrent_acquires_give_exactly_one_owner():
     for t in threads:
         t.join(timeout=30)
     assert not errors, errors
-    wakes = [r for r in results if r["action"] == "wake"]
+    wakes = [r for r in results if r.action == "wake"]
     assert len(results) == 8 and len(wakes) == 1
-    assert {r["run_id"] for r in results} == {wakes[0]["run_id"]}
+    assert {r.run_id for r in results} == {wakes[0].run_id}
     lease = lease_of(RID, "t-contend")
-    assert (lease.owner_run_id, lease.token) == (wakes[0]["run_id"], 1)
+    assert (lease.owner_run_id, lease.token) == (wakes[0].run_id, 1)
     assert ThreadInput.objects.filter(thread_id=lease.thread_id, status="pending").count() == 7
 
 
@@ -680,14 +680,14 @@ def test_renew_extends_the_lease_of_the_current_owner_only():
     accept(RID, "t-renew", "hi", run_id="r1", ttl_ms=1000)
     key = thread_key(RID, "t-renew")
     first_expiry = lease_of(RID, "t-renew").expires_at
-    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": False}
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == Renewal(ok=True)
     renewed = lease_of(RID, "t-renew").expires_at
     assert renewed > first_expiry
-    assert lease_renew(key=key, run_id="r1", token=2, ttl_ms=TTL_MS)["ok"] is False
-    assert lease_renew(key=key, run_id="other", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=key, run_id="r1", token=2, ttl_ms=TTL_MS).ok is False
+    assert lease_renew(key=key, run_id="other", token=1, ttl_ms=TTL_MS).ok is False
     assert lease_of(RID, "t-renew").expires_at == renewed
     run_abort_request(key=key)
-    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == {"ok": True, "abort": True}
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS) == Renewal(ok=True, abort=True)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -699,8 +699,8 @@ def test_release_frees_the_thread_once_and_only_for_the_owner():
     lease = lease_of(RID, "t-release")
     assert (lease.owner_run_id, lease.status, lease.expires_at, lease.token) == (None, "idle", None, 1)
     assert finish(RID, "t-release", "r1", token=1) is None
-    assert lease_renew(key=lease.thread_id, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
-    assert accept(RID, "t-release", "again", run_id="r2")["token"] == 2
+    assert lease_renew(key=lease.thread_id, run_id="r1", token=1, ttl_ms=TTL_MS).ok is False
+    assert accept(RID, "t-release", "again", run_id="r2").lease.token == 2
 
 
 @pytest.mark.django_db(transaction=True)
@@ -709,15 +709,15 @@ def test_transfer_hands_the_lease_to_the_next_run_for_waiting_inputs():
     accept(RID, "t-transfer", "delivered late")  # after the run's last step: waits
     queued = accept(RID, "t-transfer", "queued", mode="queue")
     nxt = finish(RID, "t-transfer", "r1", token=1, next_run="r2")
-    assert (nxt["run_id"], nxt["token"]) == ("r2", 2)
-    assert [s["contents"] for s in nxt["signals"]] == ["delivered late"]
+    assert (nxt.run_id, nxt.token) == ("r2", 2)
+    assert [s["contents"] for s in nxt.signals] == ["delivered late"]
     lease = lease_of(RID, "t-transfer")
     assert (lease.owner_run_id, lease.token, lease.status) == ("r2", 2, "running")
     assert finish(RID, "t-transfer", "r1", token=1) is None  # the old owner can no longer end it
     queued_run = finish(RID, "t-transfer", "r2", token=2, next_run="unused")
-    assert (queued_run["run_id"], queued_run["token"]) == (queued["run_id"], 3)  # a queued input keeps its run id
-    assert [s["contents"] for s in queued_run["signals"]] == ["queued"]
-    assert finish(RID, "t-transfer", queued["run_id"], token=3) is None
+    assert (queued_run.run_id, queued_run.token) == (queued.run_id, 3)  # a queued input keeps its run id
+    assert [s["contents"] for s in queued_run.signals] == ["queued"]
+    assert finish(RID, "t-transfer", queued.run_id, token=3) is None
     assert lease_of(RID, "t-transfer").owner_run_id is None
     assert set(ThreadInput.objects.filter(thread_id=lease.thread_id).values_list("status", flat=True)) == {"consumed"}
 
@@ -731,9 +731,9 @@ def test_suspend_and_resume_are_compare_and_set():
     run_suspend(key=key, run_id="r1", token=1, last_seq=0)
     lease = lease_of(RID, "t-suspend")
     assert (lease.status, lease.expires_at) == ("suspended", None)
-    assert accept(RID, "t-suspend", "while suspended")["action"] == "deliver"  # the thread stays held
+    assert accept(RID, "t-suspend", "while suspended").action == "deliver"  # the thread stays held
     resumed = run_resume(run_id="r1", process_id="p2", ttl_ms=TTL_MS)
-    assert (resumed["run_id"], resumed["token"]) == ("r1", 2)
+    assert (resumed.run_id, resumed.token) == ("r1", 2)
     assert run_resume(run_id="r1", process_id="p3", ttl_ms=TTL_MS) is None
     assert lease_of(RID, "t-suspend").owner_process == "p2"
 
@@ -743,7 +743,7 @@ def test_an_expired_lease_is_taken_over_with_a_new_token():
     accept(RID, "t-expired", "hi", run_id="r1")
     expire(RID, "t-expired")
     took = accept(RID, "t-expired", "after the crash", run_id="r2", process="p2")
-    assert (took["action"], took["run_id"], took["token"]) == ("wake", "r2", 2)
+    assert (took.action, took.run_id, took.lease.token) == ("wake", "r2", 2)
     assert lease_of(RID, "t-expired").owner_process == "p2"
 
 
@@ -752,7 +752,7 @@ def taken_over(thread_id: str) -> tuple[str, dict]:
     """r1 (token 1) owned the thread; its lease expired and r2 (token 2) took it over."""
     accept(RID, thread_id, "first", run_id="r1")
     expire(RID, thread_id)
-    assert accept(RID, thread_id, "takeover", run_id="r2", process="p2")["token"] == 2
+    assert accept(RID, thread_id, "takeover", run_id="r2", process="p2").lease.token == 2
     return thread_key(RID, thread_id), lease_of(RID, thread_id)
 
 
@@ -781,7 +781,7 @@ def test_a_stale_owner_cannot_append_events():
 @pytest.mark.django_db(transaction=True)
 def test_a_stale_owner_cannot_renew_finish_or_suspend():
     key, before = taken_over("t-fence-end")
-    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS)["ok"] is False
+    assert lease_renew(key=key, run_id="r1", token=1, ttl_ms=TTL_MS).ok is False
     answer = {"id": "stale-answer", "role": "assistant", "content": [{"type": "text", "text": "late"}],
               "createdAt": timezone.now().isoformat()}
     record = {"id": "r1", "agent_id": "worker", "resource_id": RID, "thread_id": "t-fence-end", "status": "completed",
@@ -790,7 +790,7 @@ def test_a_stale_owner_cannot_renew_finish_or_suspend():
     stale_end = run_finish(key=key, run_id="r1", token=1, last_seq=99, new_run_id="r3",
                                         process_id="p1", ttl_ms=TTL_MS, events=[chunk(before.last_seq + 1, "r1")],
                                         messages=[answer], record=record)
-    assert stale_end == {"next": None, "events": [], "fenced": True}
+    assert stale_end == RunEnd(fenced=True)
     # its answer and its record are not written: the new owner answers the inputs it took
     assert not Message.objects.filter(message_id="stale-answer").exists()
     assert Run.objects.get(id="r1").status == "failed"

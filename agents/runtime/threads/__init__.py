@@ -22,10 +22,10 @@ from .inputs import IF_ACTIVE, IF_IDLE, SendResult, parse_branch
 from .memory_store import InMemoryThreadStore
 from .process import get_thread_runtime, get_thread_runtime_factory, set_thread_runtime, set_thread_runtime_factory
 from .runtime import ThreadRuntime
-from .store import PubSub, ThreadStore, group_name, thread_key
+from .store import AbortRequest, Acceptance, PubSub, Renewal, RunEnd, RunLease, ThreadStore, group_name, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, SUBSCRIBER_OVERFLOW, ThreadSubscription
 
-__all__ = ["ActiveRun", "EventPublisher", "IF_ACTIVE", "IF_IDLE", "InMemoryThreadStore", "PubSub",
-           "SUBSCRIBER_BUFFER_MAX", "SUBSCRIBER_OVERFLOW", "SendResult", "ThreadRuntime", "ThreadStore",
+__all__ = ["AbortRequest", "Acceptance", "ActiveRun", "EventPublisher", "IF_ACTIVE", "IF_IDLE", "InMemoryThreadStore", "PubSub",
+           "Renewal", "RunEnd", "RunLease", "SUBSCRIBER_BUFFER_MAX", "SUBSCRIBER_OVERFLOW", "SendResult", "ThreadRuntime", "ThreadStore",
            "ThreadSubscription", "get_thread_runtime", "get_thread_runtime_factory", "group_name", "message_to_signal", "parse_branch",
            "set_thread_runtime", "set_thread_runtime_factory", "thread_key"]

@@ -10,6 +10,7 @@ thread's ``seq``; state signals are tracked on the thread's metadata. Each metho
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ from ..limits import check_pending_inputs
 from ..signal import echo_chunk, render_content
 from ..state_tracking import apply_state_signal
 from ..stored_messages import signal_to_stored, stored_form, to_model_messages
-from .store import thread_key
+from .store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease, thread_key
 from .decision import (DELIVER, ECHO, QUEUE, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, LeaseView, input_decide,
                        lease_held, next_run)
 from .events import SEQ_BLOCK
@@ -111,7 +112,8 @@ class InMemoryThreadStore:
         if run is not None and run["status"] == "running":
             run.update(status="failed", finish_reason="error", error="the process running it stopped")
 
-    def _next_start(self, lease: dict, *, new_run_id: str, process_id: str, ttl_ms: int, events: list[dict]) -> dict | None:
+    def _next_start(self, lease: dict, *, new_run_id: str, process_id: str, ttl_ms: int,
+                    events: list[dict]) -> RunLease | None:
         rows = self._pending(lease["key"], (DELIVER, QUEUE, ECHO))
         plan = next_run([r["kind"] for r in rows])
         if plan.echoes:
@@ -133,7 +135,7 @@ class InMemoryThreadStore:
         self.runs.setdefault(run_id, {"id": run_id}).update(
             agent_id=first["agent_id"], resource_id=lease["resource_id"], thread_id=lease["thread_id"],
             status="running")
-        return _lease_dict(lease, [r["signal"] for r in taken], first["stream_options"])
+        return _run_lease(lease, [r["signal"] for r in taken], first["stream_options"])
 
     # -- the protocol --------------------------------------------------------------------------
     def prepares_memory_of(self, memory_store: Any) -> bool:
@@ -142,7 +144,7 @@ class InMemoryThreadStore:
     async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
                      signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
                      new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
-                     prepare: dict | None) -> dict:
+                     prepare: dict | None) -> Acceptance:
         if key is None:
             lease = next((x for x in self.leases.values() if x["owner_run_id"] == target_run_id), None)
             if lease is None or not _active(lease, self.clock()):
@@ -165,12 +167,11 @@ class InMemoryThreadStore:
                 raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             recorded = _state_record(thread, thread_id, state, accepted, self._now_iso())
             if recorded is None:
-                return {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id,
-                        "action": "skipped"}
+                return Acceptance("skipped", key, accepted, resource_id, thread_id)
             accepted = recorded
         base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
         if decision.action == "discard":
-            return {**base, "action": "discard"}
+            return Acceptance("discard", **base)
         # signal ids are unique within a thread
         if any(r["key"] == key and r["input_id"] == accepted["id"] for r in self.inputs) \
                 or any(m["id"] == accepted["id"] for m in self.history.get(key, ())):
@@ -180,21 +181,21 @@ class InMemoryThreadStore:
         stored = {**accepted, "rendered": render_content(accepted)}  # rendered once, here
         if decision.action == "echo":
             self._add_input(lease, signal=stored, agent_id=agent_id, kind=ECHO, run_id=lease["owner_run_id"])
-            return {**base, "action": "persist"}
+            return Acceptance("persist", **base)
         if decision.action == "blocked":
-            return {**base, "action": "blocked", "reason": THREAD_BLOCKED, "run_id": lease["owner_run_id"]}
+            return Acceptance("blocked", **base, reason=THREAD_BLOCKED, run_id=lease["owner_run_id"])
         if decision.action == "queue":
             self._add_input(lease, signal=stored, agent_id=agent_id, kind=QUEUE, run_id=new_run_id,
                             stream_options=stream_options)
-            return {**base, "action": "deliver", "run_id": new_run_id, "queued": True}
+            return Acceptance("deliver", **base, run_id=new_run_id, queued=True)
         if decision.action == "deliver":
             self._add_input(lease, signal=stored, agent_id=agent_id, kind=DELIVER, run_id=lease["owner_run_id"])
-            return {**base, "action": "deliver", "run_id": lease["owner_run_id"]}
+            return Acceptance("deliver", **base, run_id=lease["owner_run_id"])
         if decision.action == "persist":
             self._persist(lease, stored)
             chunks = _number(lease, persist_run_chunks(echo_chunk(accepted, new_run_id), new_run_id))
             self._append(lease, chunks)
-            return {**base, "action": "persist", "events": chunks}
+            return Acceptance("persist", **base, events=chunks)
         if decision.reclaim:
             self._reclaim(lease)
         self._take(lease, run_id=new_run_id, agent_id=agent_id, process_id=process_id, ttl_ms=ttl_ms)
@@ -204,8 +205,8 @@ class InMemoryThreadStore:
                         status="consumed", stream_options=stream_options)
         self.runs[new_run_id] = {"id": new_run_id, "agent_id": agent_id, "resource_id": resource_id,
                                  "thread_id": thread_id, "status": "running"}
-        return {**base, **_lease_dict(lease, [r["signal"] for r in leftovers] + [stored], stream_options),
-                "action": "wake", "run_id": new_run_id}
+        return Acceptance("wake", **base, run_id=new_run_id,
+                          lease=_run_lease(lease, [r["signal"] for r in leftovers] + [stored], stream_options))
 
     async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
         lease = self.leases.get(key)
@@ -217,10 +218,10 @@ class InMemoryThreadStore:
 
     async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
                      ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
-                     record: dict | None = None) -> dict:
+                     record: dict | None = None) -> RunEnd:
         lease = self.leases.get(key)
         if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
-            return {"next": None, "events": [], "fenced": True}
+            return RunEnd(fenced=True)
         if events:
             self._append(lease, events)
         if messages:
@@ -234,14 +235,14 @@ class InMemoryThreadStore:
         _settle(lease, last_seq)
         echoes: list[dict] = []
         nxt = self._next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, events=echoes)
-        return {"next": nxt, "events": echoes}
+        return RunEnd(next=nxt, events=echoes)
 
-    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
         lease = self.leases.get(key)
         if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token or lease["status"] != "running":
-            return {"ok": False, "abort": False}
+            return Renewal(ok=False)
         lease["expires_at"] = self.clock() + ttl_ms / 1000.0
-        return {"ok": True, "abort": lease["abort_requested"]}
+        return Renewal(ok=True, abort=lease["abort_requested"])
 
     async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
         lease = self.leases.get(key)
@@ -282,7 +283,7 @@ class InMemoryThreadStore:
                 "status": lease["status"] if active else "idle", "agent_id": lease["agent_id"],
                 "last_seq": lease["last_seq"]}
 
-    async def request_abort(self, *, key: str) -> dict | None:
+    async def request_abort(self, *, key: str) -> AbortRequest | None:
         lease = self.leases.get(key)
         if lease is None or not _active(lease, self.clock()):
             return None
@@ -292,9 +293,9 @@ class InMemoryThreadStore:
             chunks = [abort_chunk(run_id, lease["last_seq"] + 1)]
             self._append(lease, chunks)
             _release(lease)
-            return {"run_id": run_id, "events": chunks, "released": True}
+            return AbortRequest(run_id, events=chunks, released=True)
         lease["abort_requested"] = True
-        return {"run_id": run_id, "events": [], "released": False}
+        return AbortRequest(run_id)
 
     async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
                       events: list[dict] | None = None) -> None:
@@ -306,16 +307,16 @@ class InMemoryThreadStore:
         _settle(lease, last_seq)
         lease.update(status="suspended", expires_at=None)
 
-    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> RunLease | None:
         lease = next((x for x in self.leases.values()
                       if x["owner_run_id"] == run_id and x["status"] == "suspended"), None)
         if lease is None:
             return None
         self._take(lease, run_id=run_id, agent_id=lease["agent_id"], process_id=process_id, ttl_ms=ttl_ms)
-        return _lease_dict(lease, [])
+        return _run_lease(lease, [])
 
     async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
-                      agent_ids: list[str] | None = None) -> list[dict]:
+                      agent_ids: list[str] | None = None) -> list[RunLease]:
         now = self.clock()
         expired = [x["key"] for x in self.leases.values() if x["status"] == "running"
                    and x["expires_at"] is not None and x["expires_at"] < now
@@ -333,8 +334,7 @@ class InMemoryThreadStore:
             nxt = self._next_start(lease, new_run_id=new_run_id(), process_id=process_id, ttl_ms=ttl_ms,
                                    events=echoes)
             if nxt is not None:
-                nxt["events"] = echoes
-                started.append(nxt)
+                started.append(dataclasses.replace(nxt, events=echoes))
         return started
 
     async def list_queued(self, *, key: str) -> list[dict]:
@@ -364,10 +364,11 @@ def _release(lease: dict) -> None:
     lease.update(owner_run_id=None, owner_process="", status="idle", expires_at=None, abort_requested=False)
 
 
-def _lease_dict(lease: dict, signals: list[dict], stream_options: dict | None = None) -> dict:
-    return {"key": lease["key"], "run_id": lease["owner_run_id"], "token": lease["token"],
-            "last_seq": lease["last_seq"], "reserved_seq": lease["reserved_seq"], "agent_id": lease["agent_id"], "resource_id": lease["resource_id"],
-            "thread_id": lease["thread_id"], "signals": signals, "stream_options": stream_options or {}}
+def _run_lease(lease: dict, signals: list[dict], stream_options: dict | None = None) -> RunLease:
+    return RunLease(key=lease["key"], run_id=lease["owner_run_id"], token=lease["token"], last_seq=lease["last_seq"],
+                    reserved_seq=lease["reserved_seq"], agent_id=lease["agent_id"],
+                    resource_id=lease["resource_id"], thread_id=lease["thread_id"], signals=signals,
+                    stream_options=stream_options or {})
 
 
 def _consume(rows: list[dict], run_id: str) -> None:

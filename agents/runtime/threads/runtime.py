@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -31,7 +32,7 @@ from .agents import RunnableAgents
 from .background import BackgroundTasks
 from .events import ActiveRun, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
-from .store import PubSub, ThreadStore, thread_key
+from .store import PubSub, RunEnd, RunLease, ThreadStore, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
 from .thread_events import ThreadEvents
 
@@ -130,24 +131,22 @@ class ThreadRuntime:
             if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
             stream_options=storable_options(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
             state=state, prepare=self._memory_to_prepare(agent, stream_options))
-        action = decision["action"]
+        action = decision.action
         if action == "skipped":
             return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
-        accepted = decision.get("signal") or signal
-        key = decision.get("key", key)
-        if decision.get("events"):
+        key = decision.key
+        if decision.events:
             # idle persist: a short synthetic run for subscribers, already in the event log
-            await self.publisher.both(key, decision["events"])
+            await self.publisher.both(key, decision.events)
         output = None
-        if decision.get("queued"):  # waits for a run of its own: the queue grew
+        if decision.queued:  # waits for a run of its own: the queue grew
             await self.thread_events.changed(key)
-        if action == "wake":
+        if decision.lease is not None:  # ``wake``
             # inputs a dead owner left behind come first (``signals`` ends with this one)
-            output = await self._start_run(agent, key, decision, decision.get("signals") or [accepted],
-                                           stream_options, prepared=decision.get("prepared"))
+            output = await self._start_run(agent, decision.lease, stream_options, prepared=decision.prepared)
         # ``deliver``: nothing to do here, the owner drains the store at its next step boundary
-        return SendResult(action=action, signal=accepted, run_id=decision.get("run_id"), output=output,
-                          reason=decision.get("reason"))
+        return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
+                          reason=decision.reason)
 
     def _memory_to_prepare(self, agent: Any, stream_options: dict) -> dict | None:
         """What a wake's transaction can read for the run's memory (thread and history), when the
@@ -171,15 +170,15 @@ class ThreadRuntime:
         return cancelled
 
     # -- runs ---------------------------------------------------------------------------------
-    async def _start_run(self, agent: Any, key: str, lease: dict, signals: list[dict], stream_options: dict,
-                         *, resume: Callable | None = None, prepared: tuple | None = None):
-        """Run ``agent`` under ``lease`` on ``signals`` (rendered for the model once, here: the store
+    async def _start_run(self, agent: Any, lease: RunLease, stream_options: dict, *, resume: Callable | None = None,
+                         prepared: tuple | None = None):
+        """Run ``agent`` under ``lease`` on its signals (rendered for the model once, here: the store
         hands them over with the content it rendered at acceptance)."""
-        resource_id, thread_id = lease["resource_id"], lease["thread_id"]
-        active = ActiveRun(key=key, agent=agent, run_id=lease["run_id"], token=lease["token"],
-                           last_seq=lease["last_seq"], resource_id=resource_id, thread_id=thread_id,
-                           store=self.store, publisher=self.publisher, spawn=self.spawn,
-                           reserved_seq=lease.get("reserved_seq"))
+        key, signals = lease.key, lease.signals
+        resource_id, thread_id = lease.resource_id, lease.thread_id
+        active = ActiveRun(key=key, agent=agent, run_id=lease.run_id, token=lease.token, last_seq=lease.last_seq,
+                           resource_id=resource_id, thread_id=thread_id, store=self.store,
+                           publisher=self.publisher, spawn=self.spawn, reserved_seq=lease.reserved_seq)
         self.active[key] = active
         # the lease is this run's from now on: renew it before anything here waits (a subscription,
         # the event log), or a slow start lets it expire and another process take the thread over
@@ -259,7 +258,7 @@ class ThreadRuntime:
                 if finish_reason == "suspended":
                     await self.store.suspend(key=key, run_id=active.run_id, token=active.token,
                                              last_seq=active.seq, events=tail + events)
-                    ended = {"next": None, "events": []}
+                    ended = RunEnd()
                 else:
                     ended = await self.store.finish(key=key, run_id=active.run_id, token=active.token,
                                                     last_seq=active.seq, new_run_id=new_id(),
@@ -267,13 +266,13 @@ class ThreadRuntime:
                                                     events=tail + events, messages=messages, record=record)
             finally:
                 renew_task.cancel()
-            if ended.get("fenced"):  # the lease was taken over: nothing of this run is published
+            if ended.fenced:  # the lease was taken over: nothing of this run is published
                 active.lost = True
                 if self.active.get(key) is active:
                     self.active.pop(key, None)
                 return
-            nxt = ended["next"]
-            events = events + ended["events"]
+            nxt = ended.next
+            events = events + ended.events
             active.release_held()  # the run's seqs are settled in the lease now
             if self.active.get(key) is active:
                 self.active.pop(key, None)
@@ -282,10 +281,9 @@ class ThreadRuntime:
             if tail or events:
                 await self.publisher.remote(key, tail + events)
             if nxt is not None:
-                nxt.update(resource_id=active.resource_id, thread_id=active.thread_id,
-                           last_seq=max(nxt.get("last_seq", 0), active.seq, *(e["seq"] for e in events)))
-                next_agent = agent if nxt.get("agent_id") in (None, agent.id) else self.agents.get(nxt["agent_id"])
-                await self._start_run(next_agent, key, nxt, nxt["signals"], nxt.get("stream_options") or {})
+                nxt = dataclasses.replace(nxt, last_seq=max(nxt.last_seq, active.seq, *(e["seq"] for e in events)))
+                next_agent = agent if nxt.agent_id in (None, "", agent.id) else self.agents.get(nxt.agent_id)
+                await self._start_run(next_agent, nxt, nxt.stream_options)
                 await self.thread_events.changed(key)  # the next run may have taken a queued input
             else:
                 self.subscriptions.release(key)
@@ -304,11 +302,11 @@ class ThreadRuntime:
             except Exception:
                 logger.exception("lease renewal failed for %s", active.run_id)
                 continue
-            if not state["ok"]:
+            if not state.ok:
                 if not active.ending:
                     active.lose()
                 return
-            if state.get("abort"):
+            if state.abort:
                 active.controller.abort("aborted")
 
     async def resume_suspended(self, agent: Any, *, run_id: str, resume: Callable) -> Any:
@@ -316,7 +314,7 @@ class ThreadRuntime:
         lease = await self.store.resume(run_id=run_id, process_id=self.process_id, ttl_ms=self.lease_ttl_ms)
         if lease is None:
             return None
-        return await self._start_run(agent, lease["key"], lease, [], {}, resume=resume)
+        return await self._start_run(agent, lease, {}, resume=resume)
 
     # -- abort, recovery ----------------------------------------------------------------------
     async def abort(self, key: str) -> bool:
@@ -328,11 +326,11 @@ class ThreadRuntime:
         outcome = await self.store.request_abort(key=key)
         if outcome is None:
             return False
-        if outcome["events"]:  # a suspended run was ended in the database: tell subscribers
-            await self.publisher.both(key, outcome["events"])
+        if outcome.events:  # a suspended run was ended in the database: tell subscribers
+            await self.publisher.both(key, outcome.events)
         else:
-            await self.publisher.abort_request(key, outcome["run_id"])
-        if outcome.get("released"):
+            await self.publisher.abort_request(key, outcome.run_id)
+        if outcome.released:
             await self.recover()  # inputs that waited behind the suspended run go next
         return True
 
@@ -343,17 +341,17 @@ class ThreadRuntime:
         """
         lookup = agent_lookup or self.agents.get
 
-        async def start(lease: dict) -> str | None:
-            if lease.get("events"):
-                await self.publisher.both(lease["key"], lease["events"])
+        async def start(lease: RunLease) -> str | None:
+            if lease.events:
+                await self.publisher.both(lease.key, lease.events)
             try:
-                agent = lookup(lease["agent_id"])
+                agent = lookup(lease.agent_id)
             except Exception:
-                logger.exception("no agent %r to recover thread %s", lease["agent_id"], lease["key"])
+                logger.exception("no agent %r to recover thread %s", lease.agent_id, lease.key)
                 return None
-            await self._start_run(agent, lease["key"], lease, lease["signals"], lease.get("stream_options") or {})
-            await self.thread_events.changed(lease["key"])
-            return lease["run_id"]
+            await self._start_run(agent, lease, lease.stream_options)
+            await self.thread_events.changed(lease.key)
+            return lease.run_id
 
         leases = await self.store.recover(process_id=self.process_id, ttl_ms=self.lease_ttl_ms, new_run_id=new_id,
                                           agent_ids=self.agents.ids())

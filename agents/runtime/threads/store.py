@@ -9,6 +9,7 @@ Both pass the same contract tests (``tests/runtime/threads/store_contract.py``).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 
@@ -20,6 +21,80 @@ def thread_key(resource_id: str, thread_id: str) -> str:
 def group_name(key: str) -> str:
     """A channel-layer group name for a thread (ASCII, short, stable)."""
     return "mastra.thread." + hashlib.sha1(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RunLease:
+    """The lease a run starts (or resumes) under: it numbers its chunks after ``last_seq`` and logs
+    any beyond ``reserved_seq`` before it hands them out; ``token`` fences its writes. ``signals`` are
+    the inputs it answers (as stored, with their rendered content); ``events``: the echo chunks a
+    takeover wrote for inputs persisted during the dead run (published by the new owner)."""
+
+    key: str
+    run_id: str
+    token: int
+    last_seq: int
+    reserved_seq: int
+    agent_id: str
+    resource_id: str
+    thread_id: str
+    signals: list[dict] = field(default_factory=list)
+    stream_options: dict = field(default_factory=dict)
+    events: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What :meth:`ThreadStore.accept` decided and stored for one input.
+
+    ``action``: ``wake`` (``lease``: the run it starts, ``prepared`` its memory when asked),
+    ``deliver`` (``run_id``: the active run, or a new one for a ``queued`` input), ``persist``
+    (``events``: the synthetic run written on an idle thread), ``discard``, ``blocked``
+    (``reason``, ``run_id`` of the holder) or ``skipped`` (a state signal that is current)."""
+
+    action: str
+    key: str | None
+    signal: dict
+    resource_id: str | None
+    thread_id: str | None
+    run_id: str | None = None
+    reason: str | None = None
+    queued: bool = False
+    events: list[dict] = field(default_factory=list)
+    lease: RunLease | None = None
+    prepared: tuple | None = None
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """What :meth:`ThreadStore.finish` did: ``next`` is the lease of the run started for waiting
+    inputs (None: the thread is idle), ``events`` the echo chunks written for inputs persisted
+    during the run; ``fenced``: the lease had been taken over, nothing was written; ``failed``: the
+    end could not be written and the run ended failed instead."""
+
+    next: RunLease | None = None
+    events: list[dict] = field(default_factory=list)
+    fenced: bool = False
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """A lease renewal: ``ok`` False when the caller lost the lease; ``abort`` when an abort was
+    requested for its run."""
+
+    ok: bool
+    abort: bool = False
+
+
+@dataclass(frozen=True)
+class AbortRequest:
+    """An abort asked of a thread's active run ``run_id``: a suspended run is ended in the store
+    (``released``, with its ``events``); a running one is flagged for its owner."""
+
+    run_id: str
+    events: list[dict] = field(default_factory=list)
+    released: bool = False
 
 
 class ThreadStore(Protocol):
@@ -34,10 +109,8 @@ class ThreadStore(Protocol):
     async def accept(self, *, key: str | None, agent_id: str, resource_id: str | None, thread_id: str | None,
                      signal: dict, mode: str, if_active: dict, if_idle: dict, target_run_id: str | None,
                      new_run_id: str, stream_options: dict, ttl_ms: int, process_id: str, state: dict | None,
-                     prepare: dict | None) -> dict:
-        """Store one input and decide: ``{"action": "wake"|"deliver"|"persist"|"discard"|"blocked"|
-        "skipped", "key", "signal", "run_id"?, "reason"?, "events"?, ...}`` (a wake also carries
-        its lease: ``token``, ``last_seq``, ``reserved_seq``, ``signals``, and ``prepared`` when asked)."""
+                     prepare: dict | None) -> Acceptance:
+        """Store one input and decide (DESIGN §4's table, ``decision.input_decide``)."""
         ...
 
     async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
@@ -46,12 +119,12 @@ class ThreadStore(Protocol):
 
     async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
                      ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,
-                     record: dict | None = None) -> dict:
-        """End a run: ``{"next": lease dict of the next run or None, "events", "fenced"?}``."""
+                     record: dict | None = None) -> RunEnd:
+        """End a run: write its last events, messages and record; start the next run or go idle."""
         ...
 
-    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> dict:
-        """Extend the owner's lease: ``{"ok", "abort"}``."""
+    async def renew(self, *, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
+        """Extend the owner's lease."""
         ...
 
     async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
@@ -67,8 +140,8 @@ class ThreadStore(Protocol):
         """``{"active_run_id", "status", "agent_id", "last_seq"}``, or None for an unknown thread."""
         ...
 
-    async def request_abort(self, *, key: str) -> dict | None:
-        """Abort the active run: ``{"run_id", "events", "released"}``, or None when idle."""
+    async def request_abort(self, *, key: str) -> AbortRequest | None:
+        """Abort the active run; None when the thread is idle."""
         ...
 
     async def suspend(self, *, key: str, run_id: str, token: int, last_seq: int,
@@ -76,13 +149,13 @@ class ThreadStore(Protocol):
         """The run waits on a tool approval: the thread stays held without expiry."""
         ...
 
-    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> dict | None:
-        """Take the suspended run's lease again: its lease dict, or None when not suspended."""
+    async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> RunLease | None:
+        """Take the suspended run's lease again; None when it is not suspended."""
         ...
 
     async def recover(self, *, process_id: str, ttl_ms: int, new_run_id: Callable[[], str],
-                      agent_ids: list[str] | None = None) -> list[dict]:
-        """Lease dicts of the runs started for dead owners' threads and waiting inputs."""
+                      agent_ids: list[str] | None = None) -> list[RunLease]:
+        """The leases of the runs started for dead owners' threads and waiting inputs."""
         ...
 
     async def list_queued(self, *, key: str) -> list[dict]:
@@ -104,4 +177,5 @@ class PubSub(Protocol):
     async def subscribe(self, key: str, callback: Callable[[dict], None]) -> Callable[[], Any]: ...
 
 
-__all__ = ["PubSub", "ThreadStore", "group_name", "thread_key"]
+__all__ = ["AbortRequest", "Acceptance", "PubSub", "Renewal", "RunEnd", "RunLease", "ThreadStore", "group_name",
+           "thread_key"]

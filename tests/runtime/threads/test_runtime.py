@@ -196,7 +196,7 @@ async def test_recovered_runs_renew_their_leases_at_once_without_waiting_for_eac
                                   signal=message_to_signal(f"input {n}"), mode="send", target_run_id=None,
                                   new_run_id=f"dead-run-{n}", stream_options={}, ttl_ms=300, process_id="dead",
                                   state=None, prepare=None, **branches)
-        assert woke["action"] == "wake"
+        assert woke.action == "wake"
         store.leases[key]["expires_at"] = store.clock() - 1
     renewed, renewed_runs = [], set()
     renew = store.renew
@@ -241,7 +241,7 @@ async def test_a_run_renews_its_lease_until_its_end_is_written():
     async def recording_renew(**kwargs):
         state = await renew(**kwargs)
         if writing.is_set() and not release.is_set():
-            renewed_while_writing.append(state["ok"])
+            renewed_while_writing.append(state.ok)
         return state
 
     store.finish, store.renew = slow_finish, recording_renew
