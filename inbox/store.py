@@ -85,16 +85,16 @@ class _GroupCommit:
                                                  updates=[job for kind, job, _ in batch if kind == "update"])
                 except Exception as exc:
                     if len(batch) == 1:
-                        _settle(batch, error=exc)
+                        _resolve(batch, error=exc)
                     else:
                         await _commit_one_by_one(batch)
                     batch = []
                     continue
                 ingests, updates = iter(result["ingests"]), iter(result["updates"])
-                _settle(batch, results=[next(ingests if kind == "ingest" else updates) for kind, _, _ in batch])
+                _resolve(batch, results=[next(ingests if kind == "ingest" else updates) for kind, _, _ in batch])
                 batch = []
         except BaseException as exc:  # cancelled with the loop: nobody waits forever
-            _settle(batch + self.queue, error=exc)
+            _resolve(batch + self.queue, error=exc)
             self.queue = []
             raise
         finally:
@@ -102,22 +102,22 @@ class _GroupCommit:
 
 
 async def _commit_one_by_one(batch: list) -> None:
-    """Write each call of a failed batch in a transaction of its own and settle it with its own
+    """Write each call of a failed batch in a transaction of its own and resolve it with its own
     result or error (in queue order: calls for one thread keep their order)."""
     for position, (kind, job, future) in enumerate(batch):
         try:
             result = await _group_commit(ingests=[job] if kind == "ingest" else [],
                                          updates=[job] if kind == "update" else [])
         except asyncio.CancelledError:
-            _settle(batch[position:], error=asyncio.CancelledError())
+            _resolve(batch[position:], error=asyncio.CancelledError())
             raise
         except Exception as exc:
-            _settle([(kind, job, future)], error=exc)
+            _resolve([(kind, job, future)], error=exc)
         else:
-            _settle([(kind, job, future)], results=[result["ingests" if kind == "ingest" else "updates"][0]])
+            _resolve([(kind, job, future)], results=[result["ingests" if kind == "ingest" else "updates"][0]])
 
 
-def _settle(batch: list, *, results: list | None = None, error: BaseException | None = None) -> None:
+def _resolve(batch: list, *, results: list | None = None, error: BaseException | None = None) -> None:
     for i, (_, _, future) in enumerate(batch):
         if future.done():  # the caller was cancelled
             continue

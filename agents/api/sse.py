@@ -26,10 +26,10 @@ def keepalive_interval() -> float:
 
 
 async def with_keepalive(chunks: AsyncIterator[dict], interval: float,
-                         drain: Callable[[], list[dict]] | None = None) -> AsyncIterator[bytes]:
+                         take_held: Callable[[], list[dict]] | None = None) -> AsyncIterator[bytes]:
     """Events for ``chunks``, with a keep-alive comment after every ``interval`` seconds of silence.
     The pending read survives a keep-alive (cancelling it would end the source generator).
-    ``drain()``, when given, returns the chunks the source already holds (a thread subscription's
+    ``take_held()``, when given, returns the chunks the source already holds (a thread subscription's
     ``take_buffered``): they go out in the same write as the chunk just read, each its own event."""
     iterator = chunks.__aiter__()
     pending: asyncio.Future | None = None
@@ -47,7 +47,7 @@ async def with_keepalive(chunks: AsyncIterator[dict], interval: float,
                 return
             finally:
                 pending = None
-            held = drain() if drain is not None else None
+            held = take_held() if take_held is not None else None
             if held:
                 yield sse_event(chunk) + b"".join(sse_event(c) for c in held)
             else:

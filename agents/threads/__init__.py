@@ -6,8 +6,9 @@ One module per job; the runtime (``agents.runtime.threads``) reaches them throug
 
 - ``identity``: a thread is (resource id, thread id); its key is its ``Thread`` row's primary key;
 - ``activity``: whether a thread is active (the one rule), the thread's state;
-- ``leases``: the lease row (lock, take, release, renew, reclaim a dead owner's);
-- ``inputs``: the decision for each input (accept), draining, the queue;
+- ``leases``: the lease row (lock, take, release, renew);
+- ``inputs``: the decision for each input (accept), the inputs a run takes at a step boundary, the queue;
+- ``retries``: the inputs of a run whose end was never saved (a dead owner's, reclaimed; a failed end);
 - ``events``: the event log with its per-thread ``seq``;
 - ``runs``: a run's end (and the next run), suspension, resumption, abort;
 - ``recovery``: threads whose owner died or that wait with no owner;

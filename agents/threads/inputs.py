@@ -25,8 +25,9 @@ from agents.store import state_signal_record, thread_prepare_locked, thread_save
 
 from .activity import lease_is_active, lease_view
 from .identity import thread_checked, thread_ensure, thread_ref
+from .retries import lease_reclaim
 from .events import events_append_locked, events_number
-from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_reclaim, lease_save, lease_take,
+from .leases import (lease_lock, lease_lock_by_run, lease_lock_or_create, lease_save, lease_take,
                      lease_run)
 
 
@@ -163,7 +164,7 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                           prepared=prepared)
 
 
-def inputs_drain(*, key: str, run_id: str, token: int) -> list[dict]:
+def inputs_take(*, key: str, run_id: str, token: int) -> list[dict]:
     """Inputs waiting for the owner's next step (deliver, and persisted ones to echo), in order,
     marked consumed by ``run_id``: ``[{"kind", "signal"}]``. A fenced-out owner takes nothing."""
     thread_ref(key)

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 
-from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from agents.models import Thread, ThreadLease
 from agents.runtime.threads.events import SEQ_BLOCK
 from agents.runtime.threads.store import Renewal, RunLease
 
@@ -77,7 +75,7 @@ def lease_seq_reserve(lease: ThreadLease) -> None:
     lease.reserved_seq = lease.last_seq + SEQ_BLOCK
 
 
-def lease_seq_settle(lease: ThreadLease, last_seq: int) -> None:
+def lease_seq_trim(lease: ThreadLease, last_seq: int) -> None:
     """The owner ended (or paused) its run and names the last seq it handed out: the seqs it
     reserved beyond are free again, so the next run follows on without a gap."""
     lease.last_seq = max(lease.last_seq, last_seq)
@@ -117,47 +115,3 @@ def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
 
 RENEW_SQL = ("UPDATE {table} SET expires_at = %s WHERE thread_id = %s AND owner_run_id = %s AND token = %s "
              "AND status = %s RETURNING abort_requested")
-
-
-def input_max_attempts() -> int:
-    """``MASTRA_INPUT_MAX_ATTEMPTS``: runs an input may take without saving their end before it is
-    parked as failed (default 3)."""
-    return getattr(settings, "MASTRA_INPUT_MAX_ATTEMPTS", 3)
-
-
-def inputs_retry_or_park(lease: ThreadLease, run_id: str, *, error: str) -> list[str]:
-    """The inputs ``run_id`` took on the (locked) lease's thread and whose end was never saved:
-    each counts one more attempt and waits again, ahead of later ones (ids keep their order), or is
-    parked as ``failed`` once it reached :func:`input_max_attempts`. An input whose message is in
-    the thread's history already (a run that saves per step wrote it) counts as answered: it stays
-    consumed. Returns the ids of the inputs parked now."""
-    consumed = list(ThreadInput.objects.filter(thread_id=lease.thread_id, consumed_by=run_id,
-                                               status=ThreadInput.Status.CONSUMED).order_by("id"))
-    if not consumed:
-        return []
-    saved = set(Message.objects.filter(thread_id=lease.thread_id, message_id__in=[
-        i.input_id for i in consumed]).values_list("message_id", flat=True))
-    limit = input_max_attempts()
-    retry, park = [], []
-    for row in consumed:
-        if row.input_id in saved:
-            continue
-        (park if row.attempts + 1 >= limit else retry).append(row.pk)
-    ThreadInput.objects.filter(pk__in=retry).update(status=ThreadInput.Status.PENDING, consumed_by=None,
-                                                   consumed_at=None, attempts=F("attempts") + 1,
-                                                   last_error=error[:2000])
-    ThreadInput.objects.filter(pk__in=park).update(status=ThreadInput.Status.FAILED, attempts=F("attempts") + 1,
-                                                  last_error=error[:2000])
-    return [row.input_id for row in consumed if row.pk in park]
-
-
-def lease_reclaim(lease: ThreadLease, now: datetime) -> None:
-    """The lease's owner died (its lease expired; the row is locked): the inputs it took but never
-    saved wait again (:func:`inputs_retry_or_park`); its run failed; the seqs it reserved are
-    skipped (it may have handed them out)."""
-    dead_run = lease.owner_run_id
-    lease.last_seq = max(lease.last_seq, lease.reserved_seq)
-    inputs_retry_or_park(lease, dead_run, error="the process running it stopped")
-    Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
-        status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",
-        finished_at=now)

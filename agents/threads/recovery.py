@@ -1,7 +1,7 @@
 """Recovery: threads whose owner died (expired lease) or that have waiting inputs and no owner.
 
 The inputs a dead owner took but never saved wait again, ahead of later ones; its run is marked
-failed (``leases.lease_reclaim``); the lease goes to a new run of this process.
+failed (``retries.lease_reclaim``); the lease goes to a new run of this process.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from agents.runtime.threads.decision import WAITING_KINDS
 from agents.runtime.threads.store import RunLease
 
 from .activity import lease_is_active
-from .leases import lease_lock, lease_reclaim
+from .leases import lease_lock
+from .retries import lease_reclaim
 from .runs import run_next_start
 
 

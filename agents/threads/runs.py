@@ -23,7 +23,8 @@ from agents.store import messages_save_locked, run_record
 from .activity import lease_is_active
 from .events import events_append_locked, events_number
 from .inputs import input_persist_history, inputs_mark_consumed
-from .leases import (inputs_retry_or_park, lease_lock, lease_release, lease_save, lease_seq_settle, lease_take,
+from .retries import inputs_retry_or_park
+from .leases import (lease_lock, lease_release, lease_save, lease_seq_trim, lease_take,
                      lease_run)
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def run_finish(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: 
             if record is not None:
                 # the run's row was written when it took the lease: update it; insert it otherwise
                 run_record(record, existing=True)
-            lease_seq_settle(lease, last_seq)
+            lease_seq_trim(lease, last_seq)
             echoes: list[dict] = []
             nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms,
                                  now=timezone.now(), events=echoes)
@@ -106,14 +107,14 @@ def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: st
     """End the owner's run as failed, in a transaction of its own, after its final write failed:
     nothing of its end is stored (events, messages), the run is ``failed`` with ``error``, each
     input it took counts an attempt and waits again or is parked as failed
-    (``leases.inputs_retry_or_park``), and the lease goes to the next run for waiting inputs or is
+    (``retries.inputs_retry_or_park``), and the lease goes to the next run for waiting inputs or is
     released. Returns :func:`run_finish`'s ``RunEnd``, ``failed`` (``fenced`` as there)."""
     now = timezone.now()
     with transaction.atomic():
         lease = lease_lock(key)
         if lease is None or lease.owner_run_id != run_id or lease.token != token:
             return RunEnd(fenced=True)
-        lease_seq_settle(lease, last_seq)
+        lease_seq_trim(lease, last_seq)
         inputs_retry_or_park(lease, run_id, error=error)
         Run.objects.filter(id=run_id).update(status=Run.Status.FAILED, finish_reason="error", error=error,
                                              finished_at=now)
@@ -131,7 +132,7 @@ def run_suspend(*, key: str, run_id: str, token: int, last_seq: int, events: lis
             return
         if events:
             events_append_locked(lease, events)
-        lease_seq_settle(lease, last_seq)
+        lease_seq_trim(lease, last_seq)
         lease.status = ThreadLease.Status.SUSPENDED
         lease.expires_at = None
         lease_save(lease)

@@ -16,13 +16,13 @@ from agents.runtime.threads.store import AbortRequest, Acceptance, Renewal, RunE
 
 from .activity import thread_state_get
 from .events import events_append, events_read
-from .inputs import input_accept, inputs_drain, queued_inputs_cancel, queued_inputs_list
+from .inputs import input_accept, inputs_take, queued_inputs_cancel, queued_inputs_list
 from .leases import lease_renew
 from .recovery import threads_recover
 from .runs import run_abort_request, run_finish, run_resume, run_suspend
 
 ainput_accept = async_twin(input_accept)
-ainputs_drain = async_twin(inputs_drain)
+ainputs_take = async_twin(inputs_take)
 arun_finish = async_twin(run_finish)
 alease_renew = lease_twin(lease_renew)
 aevents_append = async_twin(events_append)
@@ -55,8 +55,8 @@ class DjangoThreadStore:
             if_active=if_active, if_idle=if_idle, target_run_id=target_run_id, new_run_id=new_run_id,
             stream_options=stream_options, ttl_ms=ttl_ms, process_id=process_id, state=state, prepare=prepare)
 
-    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
-        return await ainputs_drain(key=key, run_id=run_id, token=token)
+    async def take_inputs(self, *, key: str, run_id: str, token: int) -> list[dict]:
+        return await ainputs_take(key=key, run_id=run_id, token=token)
 
     async def finish(self, *, key: str, run_id: str, token: int, last_seq: int, new_run_id: str, process_id: str,
                      ttl_ms: int, events: list[dict] | None = None, messages: list[dict] | None = None,

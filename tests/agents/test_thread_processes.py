@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from tests.agents import thread_process_agents as support
 from agents.threads.events import events_append, events_read
-from agents.threads.inputs import input_accept, inputs_drain
+from agents.threads.inputs import input_accept, inputs_take
 from agents.threads.leases import lease_renew
 from agents.threads.runs import run_abort_request, run_finish, run_resume, run_suspend
 from agents.models import Message, Run, ThreadEvent, ThreadInput, ThreadLease
@@ -760,10 +760,10 @@ def taken_over(thread_id: str) -> tuple[str, dict]:
 def test_a_stale_owner_cannot_drain_inputs():
     key, _ = taken_over("t-fence-drain")
     accept(RID, "t-fence-drain", "for the new owner")
-    assert inputs_drain(key=key, run_id="r1", token=1) == []
-    assert inputs_drain(key=key, run_id="r2", token=1) == []
+    assert inputs_take(key=key, run_id="r1", token=1) == []
+    assert inputs_take(key=key, run_id="r2", token=1) == []
     assert ThreadInput.objects.get(signal__contents="for the new owner").status == "pending"
-    taken = inputs_drain(key=key, run_id="r2", token=2)
+    taken = inputs_take(key=key, run_id="r2", token=2)
     assert [t["signal"]["contents"] for t in taken] == ["for the new owner"]
     assert ThreadInput.objects.get(signal__contents="for the new owner").consumed_by == "r2"
 

@@ -1,5 +1,5 @@
 """A thread run built with its ThreadHooks: input echoes after ``start``, delivered inputs taken at
-the step boundary, one ``settle`` at the end; without hooks a run is a plain run."""
+the step boundary, one ``write_end`` at the end; without hooks a run is a plain run."""
 
 import pytest
 
@@ -30,7 +30,7 @@ async def start(agent, hooks, signals, *, settled=None):
     return output, result, ended
 
 
-async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_settles_once():
+async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_writes_its_end_once():
     first = message_to_signal("hello")
     late = create_signal({"type": "notification", "contents": "build failed"})
     persisted = message_to_signal("kept for later")
@@ -38,16 +38,16 @@ async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_settles_o
     batches = [[], [{"signal": late, "kind": "input"}, {"signal": persisted, "kind": "echo"}], []]
     drains, settles, settled_messages = [], [], []
 
-    async def drain():
+    async def take_inputs():
         drains.append(len(drains))
         return batches.pop(0) if batches else []
 
-    async def settle(messages, record):
+    async def write_end(messages, record):
         settles.append(([m["role"] for m in messages], record["status"], record["finish_reason"]))
         settled_messages.extend(messages)
 
     model = ScriptedModel([text_step("one"), text_step("two")])
-    hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(first, "run-1")])
+    hooks = ThreadHooks(take_inputs=take_inputs, write_end=write_end, echoes=[echo_chunk(first, "run-1")])
     output, result, ended = await start(thread_agent(model), hooks, [first])
     assert [c["type"] for c in output.chunks] == [
         "start", "data-user-message", "step-start", "text-start", "text-delta", "text-end",
@@ -70,15 +70,15 @@ async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_settles_o
     assert ended == ["stop"]
 
 
-async def test_an_aborted_thread_run_still_settles():
+async def test_an_aborted_thread_run_still_writes_its_end():
     from agents.runtime import AbortController
 
     settles = []
 
-    async def drain():
+    async def take_inputs():
         return []
 
-    async def settle(messages, record):
+    async def write_end(messages, record):
         settles.append(record["status"])
 
     controller = AbortController()
@@ -92,7 +92,7 @@ async def test_an_aborted_thread_run_still_settles():
     output = await agent.start_thread_stream(
         [render_signal(message_to_signal("hi"))],
         {"memory": {"resource": "u1", "thread": "t1"}, "abort_signal": controller.signal},
-        on_chunk=lambda chunk: None, finalize=finalize, hooks=ThreadHooks(drain=drain, settle=settle))
+        on_chunk=lambda chunk: None, finalize=finalize, hooks=ThreadHooks(take_inputs=take_inputs, write_end=write_end))
     await output.get_full_output()
     assert [c["type"] for c in output.chunks] == ["start", "abort", "finish"]
     assert settles == ["aborted"] and ended == ["abort"]

@@ -18,7 +18,7 @@ from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
 from ..scoring import scorers_check
-from ..run.suspension import auto_resume_instructions, open_suspensions
+from ..run.tool_suspension import auto_resume_instructions, open_suspensions
 from ..storage import get_run_store
 from ..stored_messages import to_model_messages
 from ..tracing import run_span_open

@@ -24,7 +24,7 @@ _STATUS = {"suspended": "suspended", "error": "failed", "abort": "aborted"}
 
 
 async def finalize(run: Any) -> GenerateResult:
-    """End ``run``: send ``finish``, save and record it (one ``settle`` for a thread run), return
+    """End ``run``: send ``finish``, save and record it (one ``write_end`` for a thread run), return
     its result."""
     text = run.steps[-1].text if run.steps else ""
     if run.finish_reason not in ("error", "abort", "suspended") and run.tripwire is None:
@@ -35,9 +35,9 @@ async def finalize(run: Any) -> GenerateResult:
             await run.finish_error(exc)
     if run.output_processors and run.finish_reason != "suspended":
         text = await processing.output_result_run(run, text)
-    settle = run.hooks.settle if run.hooks is not None and run.finish_reason != "suspended" else None
+    write_end = run.hooks.write_end if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
-    if save and settle is None:
+    if save and write_end is None:
         await save_memory(run)
     result = build_result(run, text)
     await run.send(run.chunk("finish", {
@@ -45,11 +45,11 @@ async def finalize(run: Any) -> GenerateResult:
         "output": {"usage": run.usage.camel()},
         "metadata": {"request": chunk_request(result.request), "response": chunk_response(result.response)},
     }))
-    if settle is not None:
+    if write_end is not None:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it
         unsaved = unsaved_messages(run) if save else []
-        await settle(await stored_messages(run, unsaved), record_dict(run))
+        await write_end(await stored_messages(run, unsaved), record_dict(run))
         if run.memory is not None:
             run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
     else:

@@ -15,16 +15,16 @@ from typing import Any, Awaitable, Callable
 class ThreadHooks:
     """The thread runtime's side of one thread run.
 
-    ``drain()`` takes the inputs delivered into the run since the last call, oldest first, as
+    ``take_inputs()`` takes the inputs delivered into the run since the last call, oldest first, as
     ``{"signal": <accepted signal>, "kind": "input" | "echo"}`` (``echo``: persisted into the history,
     not shown to the model); it returns ``[]`` once the run lost its lease.
-    ``settle(messages, record)`` writes the run's end in one go: its unsaved messages, its run record
+    ``write_end(messages, record)`` writes the run's end in one go: its unsaved messages, its run record
     and the thread's lease (the run does not save memory or record itself then).
     ``echoes`` are the echo chunks of the inputs the run answers, sent right after ``start``.
     """
 
-    drain: Callable[[], Awaitable[list[dict]]]
-    settle: Callable[[list[dict], dict], Awaitable[None]]
+    take_inputs: Callable[[], Awaitable[list[dict]]]
+    write_end: Callable[[list[dict], dict], Awaitable[None]]
     echoes: list[dict] = field(default_factory=list)
 
 

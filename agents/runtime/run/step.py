@@ -66,7 +66,7 @@ async def model_step(run: Any) -> None:
     for processor in run.input_processors:
         if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
             await compute_state(run, processor, messages, step_number)
-    await run.drain_into(messages)
+    await run.take_inputs_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
     span = run.span.create_child_span(
         # the system instructions stay out of stored spans, as out of chunks (docs/security.md)

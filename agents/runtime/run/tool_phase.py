@@ -14,7 +14,7 @@ from ..errors import AbortError
 from ..messages import new_id, now_iso
 from ..results import StepResult
 from ..tools import ToolContext, ToolSuspended, ToolValidationError, to_jsonable
-from . import ending, suspended, suspension
+from . import ending, resume_state, tool_suspension
 from .hooks import maybe_await
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
@@ -62,7 +62,7 @@ async def finish_tool_phase(run: Any) -> None:
         if run.suspended_calls:  # a tool suspended itself: it runs again on resume
             calls, run.suspended_calls = run.suspended_calls, []
             pending[:0] = [c for c, _ in calls]
-            await suspension.suspend_tool(run, *calls[0])
+            await tool_suspension.suspend_tool(run, *calls[0])
             return
     if run.done_results:
         order = {c["payload"]["toolCallId"]: i for i, c in enumerate(step.tool_calls)}
@@ -89,7 +89,7 @@ async def suspend(run: Any, call: dict) -> None:
     if run.run_store is not None:
         await run.run_store.save_suspended(run_id=run.run_id, agent_id=getattr(run.agent, "id", None),
                                            tool_call_id=p["toolCallId"], tool_name=p["toolName"],
-                                           args=p["args"], state=suspended.to_state(run))
+                                           args=p["args"], state=resume_state.to_state(run))
 
 
 async def run_call(run: Any, call: dict, step: StepResult) -> None:
@@ -113,7 +113,7 @@ async def run_call(run: Any, call: dict, step: StepResult) -> None:
     if tool.execute is None:  # client tool: the caller runs it; the run ends with tool-calls
         return
     try:
-        args, resume_data = await suspension.auto_resume_args(run, name, args) if run.resumable else (args, None)
+        args, resume_data = await tool_suspension.auto_resume_args(run, name, args) if run.resumable else (args, None)
     except ToolValidationError as exc:
         await record_error(run, step, cid, name, str(exc))
         return

@@ -129,7 +129,7 @@ class ActiveRun:
         self.flushing: asyncio.Future | None = None
         self.lost = False
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
-        self.settled = False  # the run's end was written through its ``settle`` hook
+        self.end_written = False  # the run's end was written through its ``write_end`` hook
         #: the run's end is being written: a renewal that finds the lease gone means nothing then
         #: (the end released or handed it on; a takeover fences the end's own write)
         self.ending = False

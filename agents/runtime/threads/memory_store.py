@@ -208,7 +208,7 @@ class InMemoryThreadStore:
         return Acceptance("wake", **base, run_id=new_run_id,
                           lease=_run_lease(lease, [r["signal"] for r in leftovers] + [stored], stream_options))
 
-    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+    async def take_inputs(self, *, key: str, run_id: str, token: int) -> list[dict]:
         lease = self.leases.get(key)
         if lease is None or lease["owner_run_id"] != run_id or lease["token"] != token:
             return []
@@ -232,7 +232,7 @@ class InMemoryThreadStore:
                            for m in stored_form(messages) if m["id"] not in known)
         if record is not None:
             self.runs.setdefault(record["id"], {}).update(record, status=record.get("status") or "completed")
-        _settle(lease, last_seq)
+        _trim_seqs(lease, last_seq)
         echoes: list[dict] = []
         nxt = self._next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, events=echoes)
         return RunEnd(next=nxt, events=echoes)
@@ -304,7 +304,7 @@ class InMemoryThreadStore:
             return
         if events:
             self._append(lease, events)
-        _settle(lease, last_seq)
+        _trim_seqs(lease, last_seq)
         lease.update(status="suspended", expires_at=None)
 
     async def resume(self, *, run_id: str, process_id: str, ttl_ms: int) -> RunLease | None:
@@ -383,7 +383,7 @@ def _number(lease: dict, chunks: list[dict]) -> list[dict]:
     return chunks
 
 
-def _settle(lease: dict, last_seq: int) -> None:
+def _trim_seqs(lease: dict, last_seq: int) -> None:
     """The owner names the last seq it handed out: its reservation beyond is free again."""
     lease["last_seq"] = max(lease["last_seq"], last_seq)
     lease["reserved_seq"] = lease["last_seq"]

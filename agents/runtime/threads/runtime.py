@@ -8,7 +8,7 @@ truth; pub/sub only carries chunks and wake-ups between processes.
 Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
 input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
 for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
-(``store.drain``) → every chunk goes through the run's event stream (:mod:`.events`) to the
+(``store.take_inputs``) → every chunk goes through the run's event stream (:mod:`.events`) to the
 subscribers (:mod:`.subscriptions`) → at the end of a run ``store.finish`` either releases the lease
 or transfers it to the next run for inputs that are still waiting.
 """
@@ -144,7 +144,7 @@ class ThreadRuntime:
         if decision.lease is not None:  # ``wake``
             # inputs a dead owner left behind come first (``signals`` ends with this one)
             output = await self._start_run(agent, decision.lease, stream_options, prepared=decision.prepared)
-        # ``deliver``: nothing to do here, the owner drains the store at its next step boundary
+        # ``deliver``: nothing to do here, the owner takes it at its next step boundary
         return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
                           reason=decision.reason)
 
@@ -212,22 +212,22 @@ class ThreadRuntime:
                     return _YIELD
             return None
 
-        async def drain() -> list[dict]:
+        async def take_inputs() -> list[dict]:
             if active.lost:
                 return []
-            return await self.store.drain(key=key, run_id=active.run_id, token=active.token)
+            return await self.store.take_inputs(key=key, run_id=active.run_id, token=active.token)
 
-        async def settle(messages: list[dict], record: dict) -> None:
+        async def write_end(messages: list[dict], record: dict) -> None:
             # the run's end in one write: its last events, new messages and record, and the lease
-            active.settled = True
+            active.end_written = True
             await self._end_run(agent, active, record["finish_reason"], renew_task, messages=messages,
                                 record=record)
 
         async def finalize(result: Any) -> None:
-            if not active.settled:  # a suspended run (or one that ended without ``settle``)
+            if not active.end_written:  # a suspended run (or one that ended without ``write_end``)
                 await self._end_run(agent, active, result.finish_reason, renew_task)
 
-        hooks = ThreadHooks(drain=drain, settle=settle, echoes=[echo_chunk(s, active.run_id) for s in signals])
+        hooks = ThreadHooks(take_inputs=take_inputs, write_end=write_end, echoes=[echo_chunk(s, active.run_id) for s in signals])
         if resume is not None:
             output = await resume(emit, finalize, hooks)
         else:
@@ -241,7 +241,7 @@ class ThreadRuntime:
     async def _end_run(self, agent: Any, active: ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
                        messages: list[dict] | None = None, record: dict | None = None) -> None:
         """After the run's last chunk: write its events (with its new messages and run record, when
-        ``settle`` brings them), then release the lease or hand it to the next run, and only then
+        ``write_end`` brings them), then release the lease or hand it to the next run, and only then
         publish ``finish`` (so a subscriber that sees ``finish`` finds the thread idle or already
         running the next input, and its messages in the history). Never raises."""
         key = active.key

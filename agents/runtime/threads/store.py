@@ -113,7 +113,7 @@ class ThreadStore(Protocol):
         """Store one input and decide (DESIGN §4's table, ``decision.input_decide``)."""
         ...
 
-    async def drain(self, *, key: str, run_id: str, token: int) -> list[dict]:
+    async def take_inputs(self, *, key: str, run_id: str, token: int) -> list[dict]:
         """Waiting inputs for the owner's next step, marked consumed: ``[{"kind", "signal"}]``."""
         ...
 

@@ -22,6 +22,7 @@ import logging
 from collections import deque
 from typing import Any, AsyncIterator, Callable, Mapping
 
+from ..chunks import chunk
 from .events import LayerFailures
 from .store import PubSub, ThreadStore, thread_key
 
@@ -36,9 +37,9 @@ LOG_POLL_S = 0.5
 
 def overflow_chunk(key: str, limit: int) -> dict:
     """The last chunk a dropped subscriber reads."""
-    return {"type": "error", "runId": None, "from": "AGENT", "payload": {"error": {
+    return chunk("error", None, {"error": {
         "message": f"the subscriber fell {limit} chunks behind and was dropped; subscribe again with "
-                   "the last seq it read", "code": SUBSCRIBER_OVERFLOW}}}
+                   "the last seq it read", "code": SUBSCRIBER_OVERFLOW}})
 
 
 class ThreadSubscription:

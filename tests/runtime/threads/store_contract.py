@@ -83,10 +83,10 @@ class ThreadStoreContract:
         delivered = await self.accept(store, "b", if_active=branch("if_active", attributes={"urgent": True}))
         assert (delivered.action, delivered.run_id) == ("deliver", "run-1")
         assert delivered.signal["attributes"] == {"urgent": True}
-        drained = await store.drain(key=KEY, run_id="run-1", token=woken.lease.token)
+        drained = await store.take_inputs(key=KEY, run_id="run-1", token=woken.lease.token)
         assert [(d["kind"], d["signal"]["contents"], d["signal"]["rendered"]) for d in drained] == [
             ("deliver", "b", '<user urgent="true">b</user>')]
-        assert await store.drain(key=KEY, run_id="run-1", token=woken.lease.token) == []
+        assert await store.take_inputs(key=KEY, run_id="run-1", token=woken.lease.token) == []
 
     async def test_an_input_may_target_the_active_run_by_id(self, store):
         await self.accept(store, "a")
@@ -99,8 +99,8 @@ class ThreadStoreContract:
     async def test_a_stale_token_drains_nothing(self, store):
         woken = await self.accept(store, "a")
         await self.accept(store, "b")
-        assert await store.drain(key=KEY, run_id="run-1", token=woken.lease.token + 1) == []
-        assert await store.drain(key=KEY, run_id="run-9", token=woken.lease.token) == []
+        assert await store.take_inputs(key=KEY, run_id="run-1", token=woken.lease.token + 1) == []
+        assert await store.take_inputs(key=KEY, run_id="run-9", token=woken.lease.token) == []
         assert [q["signal"]["contents"] for q in await store.list_queued(key=KEY)] == ["b"]
 
     # -- fencing -------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ class ThreadStoreContract:
         resumed = await store.resume(run_id="run-1", process_id=PROCESS, ttl_ms=TTL)
         assert (resumed.run_id, resumed.token, resumed.last_seq, resumed.signals) == ("run-1", 2, 2, [])
         assert await store.resume(run_id="run-1", process_id=PROCESS, ttl_ms=TTL) is None
-        assert [d["signal"]["contents"] for d in await store.drain(key=KEY, run_id="run-1", token=2)] == ["b"]
+        assert [d["signal"]["contents"] for d in await store.take_inputs(key=KEY, run_id="run-1", token=2)] == ["b"]
 
     async def test_an_abort_request_flags_the_running_run(self, store):
         assert await store.request_abort(key=KEY) is None
@@ -187,7 +187,7 @@ class ThreadStoreContract:
         assert (lease.key, lease.run_id, lease.token, lease.agent_id) == (KEY, "run-new", 2, "bot")
         assert [s["contents"] for s in lease.signals] == ["a", "b"]
         assert lease.events == []
-        assert await store.drain(key=KEY, run_id="run-1", token=woken.lease.token) == []
+        assert await store.take_inputs(key=KEY, run_id="run-1", token=woken.lease.token) == []
         assert await store.recover(process_id=PROCESS, ttl_ms=TTL, new_run_id=lambda: "run-x") == []
 
     # -- the queue -----------------------------------------------------------------------------

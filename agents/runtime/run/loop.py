@@ -6,7 +6,8 @@ returns the :class:`GenerateResult`. It never raises for a model, tool or abort 
 run with finish reason ``error`` or ``abort`` and are recorded; only bugs propagate.
 
 The jobs of a run live beside it: the model step (``step``), the tool phase (``tool_phase``),
-structured output (``structured``), the run's end (``ending``) and its suspended state (``suspended``).
+structured output (``structured``), the run's end (``ending``), its suspended state (``resume_state``) and
+tools that suspend themselves (``tool_suspension``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import inspect
 import logging
 from typing import Any, Callable
 
+from ..chunks import chunk as make_chunk
 from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
@@ -25,20 +27,19 @@ from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
 from .. import transforms
 from ..logcontext import enter_run, leave_run
-from . import ending, processing, step, suspended, tool_phase
+from . import ending, processing, resume_state, step, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
 
 logger = logging.getLogger(__name__)
 
-FROM = "AGENT"
 DEFAULT_MAX_STEPS = 5
 
 
 class Run:
     """State of one run. Built by ``Agent`` with everything it needs (nothing is set on it later).
 
-    ``hooks`` makes it a thread run; ``suspended`` (a state from :func:`suspended.to_state`, with the
+    ``hooks`` makes it a thread run; ``suspended`` (a state from :func:`resume_state.to_state`, with the
     caller's decision in ``decisions``) makes it the continuation of a run suspended on an approval.
     """
 
@@ -98,11 +99,11 @@ class Run:
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
         if suspended_state is not None:
-            suspended.load_state(self, suspended_state)
+            resume_state.load_state(self, suspended_state)
 
     # -- chunks -------------------------------------------------------------------------------
     def chunk(self, type_: str, payload: dict | None = None) -> dict:
-        return {"type": type_, "runId": self.run_id, "from": FROM, "payload": payload if payload is not None else {}}
+        return make_chunk(type_, self.run_id, payload)
 
     async def send(self, chunk: dict) -> None:
         if self.transforming:  # displays see the transformed tool payloads, the run the real ones
@@ -234,7 +235,7 @@ class Run:
                     wants_more = True
         took_input = False
         if not stop and len(self.steps) < max_steps and self.finish_reason != "suspended":
-            took_input = await self.drain()
+            took_input = await self.take_inputs()
         last.is_continued = (wants_more or took_input) and not stop and len(self.steps) < max_steps
         if (not last.is_continued and not stop and self.options.get("is_task_complete")
                 and self.finish_reason != "suspended" and not tool_phase.client_calls_pending(last)):
@@ -256,7 +257,7 @@ class Run:
         self.response_messages.append(message)
 
     # -- input delivered into the run ---------------------------------------------------------
-    async def drain(self) -> bool:
+    async def take_inputs(self) -> bool:
         """Take the inputs delivered into this run (signals sent during the run, then thread inputs)
         and append them in order; True when one of them is for the model."""
         added = False
@@ -266,7 +267,7 @@ class Run:
                 self.add_message(message)
             added = True
         if self.hooks is not None:
-            for item in await self.hooks.drain():
+            for item in await self.hooks.take_inputs():
                 signal = item["signal"]
                 await self.send(echo_chunk(signal, self.run_id))
                 if item["kind"] == "echo":  # persisted: into the history in order, not to the model
@@ -276,7 +277,7 @@ class Run:
                     added = True
         return added
 
-    async def drain_into(self, messages: list[dict]) -> None:
+    async def take_inputs_into(self, messages: list[dict]) -> None:
         """Before a model call: take signals sent since the last step into ``messages`` (the step's
         view of the conversation). Before a thread run's first call, also take the thread inputs
         delivered since the run was started (e.g. by a process that lost the race to wake the
@@ -285,7 +286,7 @@ class Run:
         if not self.injected and not first:
             return
         before = len(self.messages)
-        await self.drain()
+        await self.take_inputs()
         if messages is not self.messages:
             messages.extend(self.messages[before:])
 
@@ -325,4 +326,4 @@ class Run:
         return ending.build_result(self, text)
 
     def to_state(self) -> dict:
-        return suspended.to_state(self)
+        return resume_state.to_state(self)

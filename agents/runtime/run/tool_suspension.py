@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ToolApprovalError
 from ..tools import ToolValidationError
-from . import ending, suspended
+from . import ending, resume_state
 
 RESUME_KEYS = ("resumeData", "suspendedToolCallId", "suspendedToolRunId")
 
@@ -51,7 +51,7 @@ async def suspend_tool(run: Any, call: dict, payload: Any) -> None:
     if run.run_store is not None:
         await run.run_store.save_suspended(run_id=run.run_id, agent_id=getattr(run.agent, "id", None),
                                            tool_call_id=p["toolCallId"], tool_name=p["toolName"],
-                                           args=p["args"], state=suspended.to_state(run))
+                                           args=p["args"], state=resume_state.to_state(run))
 
 
 def open_suspensions(history: list[dict]) -> list[dict]:
