@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db import connection
+from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Thread, ThreadLease
@@ -100,18 +100,17 @@ def lease_run(lease: ThreadLease, signals: list[dict], stream_options: dict | No
 
 def lease_renew(*, key: str, run_id: str, token: int, ttl_ms: int) -> Renewal:
     """Push the running owner's expiry ``ttl_ms`` away (compare-and-set): ``ok`` False when the
-    caller lost the lease; ``abort`` when an abort was requested."""
+    caller lost the lease; ``abort`` when an abort was requested.
+
+    The expiry is timed once the row is locked: a renewal that waited for the lock behind a slow
+    transaction (a commit waiting for the disk) would otherwise leave its lease that much closer
+    to expiring, and another process could take the thread over while its run goes on."""
     thread_ref(key)
-    expires_at = timezone.now() + timedelta(milliseconds=ttl_ms)
-    # one statement, one round trip: renewals are the most frequent write of a busy process
-    with connection.cursor() as cursor:
-        cursor.execute(RENEW_SQL.format(table=ThreadLease._meta.db_table), [
-            connection.ops.adapt_datetimefield_value(expires_at), key, run_id, token, ThreadLease.Status.RUNNING])
-        row = cursor.fetchone()
-    if row is None:
-        return Renewal(ok=False)
-    return Renewal(ok=True, abort=bool(row[0]))
-
-
-RENEW_SQL = ("UPDATE {table} SET expires_at = %s WHERE thread_id = %s AND owner_run_id = %s AND token = %s "
-             "AND status = %s RETURNING abort_requested")
+    with transaction.atomic():
+        lease = lease_lock(key)
+        if (lease is None or lease.owner_run_id != run_id or lease.token != token
+                or lease.status != ThreadLease.Status.RUNNING):
+            return Renewal(ok=False)
+        ThreadLease.objects.update_rows({"thread_id": key},
+                                        {"expires_at": timezone.now() + timedelta(milliseconds=ttl_ms)})
+        return Renewal(ok=True, abort=lease.abort_requested)

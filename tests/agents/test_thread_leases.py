@@ -152,3 +152,18 @@ def test_a_wake_times_its_lease_from_when_it_locked_it(monkeypatch):
     assert woke.action == "wake"
     lease = ThreadLease.objects.get(thread__thread_id="t-lag-wake")
     assert lease.expires_at == clock.locked_at[thread_key(R, "t-lag-wake")] + timedelta(milliseconds=TTL_MS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_renewal_times_the_lease_from_when_it_locked_it(monkeypatch):
+    """A renewal waits for the lease row's lock behind other transactions of the thread (another
+    process's input, the run's own event writes). Timed from before that wait, a long one would
+    leave the lease about to expire when the renewal commits, and another process would take the
+    thread over while its run goes on."""
+    from agents.threads import leases
+
+    accept("t-lag-renew", "hi", run_id="r1")
+    clock = LaggingLocks(monkeypatch, leases, "lease_lock")
+    assert leases.lease_renew(key=thread_key(R, "t-lag-renew"), run_id="r1", token=1, ttl_ms=TTL_MS) == Renewal(ok=True)
+    lease = ThreadLease.objects.get(thread__thread_id="t-lag-renew")
+    assert lease.expires_at == clock.locked_at[thread_key(R, "t-lag-renew")] + timedelta(milliseconds=TTL_MS)

@@ -293,9 +293,15 @@ class ThreadRuntime:
                 self.active.pop(key, None)
 
     async def _renew_loop(self, active: ActiveRun) -> None:
+        """Renew the run's lease every third of a TTL, counted from when the previous renewal was
+        sent (not from when it returned: a renewal that waited for the lease row's lock must not
+        push the next one later)."""
         interval = self.lease_ttl_ms / 3000.0
+        loop = asyncio.get_running_loop()
+        due = loop.time() + interval
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            due = loop.time() + interval
             try:
                 state = await self.store.renew(key=active.key, run_id=active.run_id, token=active.token,
                                                ttl_ms=self.lease_ttl_ms)
