@@ -16,18 +16,23 @@ def thread_agent(model):
     return Agent(id="bot", instructions="Be brief.", model=model, memory=InMemoryMemory())
 
 
-async def start(agent, hooks, signals, *, settled=None):
-    """Start a thread run as the thread runtime does; returns its output."""
-    ended = []
-
+def thread_hooks(take_inputs, write_end, *, echoes=(), ended=None) -> ThreadHooks:
+    """Hooks as the thread runtime gives them; ``ended`` collects each finalized run's reason."""
     async def finalize(result):
-        ended.append(result.finish_reason)
+        if ended is not None:
+            ended.append(result.finish_reason)
 
+    return ThreadHooks(emit=lambda chunk: None, take_inputs=take_inputs, write_end=write_end, finalize=finalize,
+                       echoes=list(echoes))
+
+
+async def start(agent, hooks, signals):
+    """Start a thread run as the thread runtime does; returns its output."""
     output = await agent.start_thread_stream(
         [render_signal(s) for s in signals], {"memory": {"resource": "u1", "thread": "t1"}, "run_id": "run-1"},
-        on_chunk=lambda chunk: None, finalize=finalize, hooks=hooks)
+        hooks=hooks)
     result = await output.get_full_output()
-    return output, result, ended
+    return output, result
 
 
 async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_writes_its_end_once():
@@ -47,8 +52,9 @@ async def test_a_thread_run_echoes_its_inputs_takes_delivered_ones_and_writes_it
         settled_messages.extend(messages)
 
     model = ScriptedModel([text_step("one"), text_step("two")])
-    hooks = ThreadHooks(take_inputs=take_inputs, write_end=write_end, echoes=[echo_chunk(first, "run-1")])
-    output, result, ended = await start(thread_agent(model), hooks, [first])
+    ended = []
+    hooks = thread_hooks(take_inputs, write_end, echoes=[echo_chunk(first, "run-1")], ended=ended)
+    output, result = await start(thread_agent(model), hooks, [first])
     assert [c["type"] for c in output.chunks] == [
         "start", "data-user-message", "step-start", "text-start", "text-delta", "text-end",
         "data-signal", "data-user-message", "step-finish",
@@ -85,14 +91,10 @@ async def test_an_aborted_thread_run_still_writes_its_end():
     controller.abort("stop")
     agent = thread_agent(ScriptedModel([text_step("never")]))
     ended = []
-
-    async def finalize(result):
-        ended.append(result.finish_reason)
-
     output = await agent.start_thread_stream(
         [render_signal(message_to_signal("hi"))],
         {"memory": {"resource": "u1", "thread": "t1"}, "abort_signal": controller.signal},
-        on_chunk=lambda chunk: None, finalize=finalize, hooks=ThreadHooks(take_inputs=take_inputs, write_end=write_end))
+        hooks=thread_hooks(take_inputs, write_end, ended=ended))
     await output.get_full_output()
     assert [c["type"] for c in output.chunks] == ["start", "abort", "finish"]
     assert settles == ["aborted"] and ended == ["abort"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import AgentConfigError
 from ..naming import snake_keys
@@ -57,11 +57,10 @@ async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: st
         parts = await resume_parts(agent, run_id, tool_call_id, decision, options, thread=thread)
     user_on_chunk = snake_keys(options).get("on_chunk")
 
-    def make(hooks: ThreadHooks | None, thread_emit: Callable | None = None,
-             finalize: Callable | None = None) -> AgentOutput:
+    def make(hooks: ThreadHooks | None) -> AgentOutput:
         def on_chunk(chunk: dict) -> Any:
-            if thread_emit is not None:
-                thread_emit(chunk)
+            if hooks is not None:
+                hooks.emit(chunk)
             return user_on_chunk(chunk) if user_on_chunk is not None else None
 
         output = AgentOutput(run_id, on_chunk=on_chunk)
@@ -69,15 +68,15 @@ async def resume_output(agent: Any, run_id: str, tool_call_id: str, decision: st
 
         async def execute():
             result = await run_execute(run, resuming=True)
-            if finalize is not None:
-                await finalize(result)
+            if hooks is not None:
+                await hooks.finalize(result)
             return result
 
         return output.start(execute())
 
     if parts["memory"] is not None:
-        async def resume(thread_emit: Callable, finalize: Callable, hooks: ThreadHooks) -> AgentOutput:
-            return make(hooks, thread_emit, finalize)
+        async def resume(hooks: ThreadHooks) -> AgentOutput:
+            return make(hooks)
 
         try:
             runtime = get_thread_runtime()

@@ -257,12 +257,10 @@ class Agent:
         :class:`AgentConfigError` when the agent has no memory (threads need one)."""
         return thread_runtime_for(self, feature)
 
-    async def start_thread_stream(self, messages: list[dict], options: dict, *, on_chunk: Callable,
-                                  finalize: Callable, hooks: ThreadHooks,
+    async def start_thread_stream(self, messages: list[dict], options: dict, *, hooks: ThreadHooks,
                                   prepared: tuple | None = None) -> AgentOutput:
         """Start a thread run for the thread runtime (see ``thread_api.thread_stream_start``)."""
-        return await thread_stream_start(self, messages, options, on_chunk=on_chunk, finalize=finalize,
-                                         hooks=hooks, prepared=prepared)
+        return await thread_stream_start(self, messages, options, hooks=hooks, prepared=prepared)
 
     async def subscribe_to_thread(self, *, resource_id: str, thread_id: str,
                                   after_seq: int | None = None) -> ThreadSubscription:

@@ -26,19 +26,18 @@ def thread_runtime_for(agent: Any, feature: str):
     return get_thread_runtime()
 
 
-async def thread_stream_start(agent: Any, messages: list[dict], options: dict, *, on_chunk: Callable,
-                              finalize: Callable, hooks: ThreadHooks, prepared: tuple | None = None) -> AgentOutput:
+async def thread_stream_start(agent: Any, messages: list[dict], options: dict, *, hooks: ThreadHooks,
+                              prepared: tuple | None = None) -> AgentOutput:
     """Start a thread run (the thread runtime passes its ``hooks``) and return its output. Every
-    chunk goes to ``on_chunk``; the output completes after ``finalize(result)`` (the thread runtime
-    settles the lease there)."""
+    chunk goes to ``hooks.emit``; the output completes after ``hooks.finalize(result)``."""
     options = await options_merge(agent, options)
-    output = AgentOutput(options.get("run_id") or new_id(), on_chunk=on_chunk)
+    output = AgentOutput(options.get("run_id") or new_id(), on_chunk=hooks.emit)
     run = await run_build(agent, messages, options, output.emit, run_id=output.run_id, prepared=prepared,
                           hooks=hooks)
 
     async def execute():
         result = await run_execute(run)
-        await finalize(result)
+        await hooks.finalize(result)
         return result
 
     return output.start(execute())

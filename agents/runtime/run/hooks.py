@@ -1,7 +1,8 @@
 """What a run is given from outside: the thread hooks, the processors' trip wire, callbacks.
 
-A thread run gets its :class:`ThreadHooks` from the thread runtime when it is built
-(``Agent.start_thread_stream`` / a resumed approval); a run without hooks is a plain run.
+A thread run gets its :class:`ThreadHooks` from the thread runtime when it is built (the runtime's
+run factory, ``Agent.start_thread_stream`` by default, or a resumed approval); a run without hooks is a
+plain run.
 """
 
 from __future__ import annotations
@@ -13,18 +14,23 @@ from typing import Any, Awaitable, Callable
 
 @dataclass(frozen=True)
 class ThreadHooks:
-    """The thread runtime's side of one thread run.
+    """The thread runtime's side of one thread run, given to the run when it is built.
 
-    ``take_inputs()`` takes the inputs delivered into the run since the last call, oldest first, as
+    ``emit(chunk)`` gets every chunk of the run (the thread's stream; it may return an awaitable
+    the run awaits, to let the event loop go round). ``take_inputs()`` takes the inputs delivered into the run since the last call, oldest first, as
     ``{"signal": <accepted signal>, "kind": "input" | "echo"}`` (``echo``: persisted into the history,
     not shown to the model); it returns ``[]`` once the run lost its lease.
     ``write_end(messages, record)`` writes the run's end in one go: its unsaved messages, its run record
     and the thread's lease (the run does not save memory or record itself then).
+    ``finalize(result)`` is awaited once the run is over, before its output completes (the runtime
+    ends a run that did not write its end, e.g. a suspended one, there).
     ``echoes`` are the echo chunks of the inputs the run answers, sent right after ``start``.
     """
 
+    emit: Callable[[dict], Any]
     take_inputs: Callable[[], Awaitable[list[dict]]]
     write_end: Callable[[list[dict], dict], Awaitable[None]]
+    finalize: Callable[[Any], Awaitable[None]]
     echoes: list[dict] = field(default_factory=list)
 
 

@@ -22,7 +22,7 @@ import logging
 import os
 import socket
 import uuid
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from ..errors import SignalError
 from ..messages import new_id
@@ -54,6 +54,62 @@ class _Yield:
 _YIELD = _Yield()
 
 
+#: how the runtime starts a thread run: ``(agent, messages, options, hooks, prepared) -> output``
+RunFactory = Callable[[Any, list[dict], dict, ThreadHooks, "tuple | None"], Awaitable[Any]]
+
+
+async def agent_thread_run(agent: Any, messages: list[dict], options: dict, hooks: ThreadHooks,
+                           prepared: tuple | None) -> Any:
+    """The default :data:`RunFactory`: the agent builds the run (``Agent.start_thread_stream``)."""
+    return await agent.start_thread_stream(messages, options, hooks=hooks, prepared=prepared)
+
+
+def thread_emitter(active: ActiveRun, subscribers: dict, user_on_chunk: Callable | None) -> Callable[[dict], Any]:
+    """A thread run's ``emit``: every chunk into the run's event stream (an aborted run's thread
+    stream ends at its ``abort``, without the ``finish`` after it), then to the caller's
+    ``on_chunk``, if any."""
+    loop = asyncio.get_running_loop()
+    key = active.key
+
+    def emit(chunk: dict) -> Any:
+        if chunk["type"] != "finish" or chunk["payload"]["stepResult"]["reason"] != "abort":
+            active.emit(chunk)
+        if user_on_chunk is not None:
+            return user_on_chunk(chunk)
+        if key in subscribers:
+            # a model that streams without pausing would keep every chunk from this process's
+            # subscribers until its step ends: go round the event loop now and then
+            now = loop.time()
+            if now - active.yielded_at >= YIELD_EVERY_S:
+                active.yielded_at = now
+                return _YIELD
+        return None
+    return emit
+
+
+async def lease_renewals(store: ThreadStore, active: ActiveRun, ttl_ms: int) -> None:
+    """Renew a run's lease every third of a TTL, counted from when the previous renewal was sent
+    (not from when it returned: a renewal that waited for the lease row's lock must not push the
+    next one later); a lost lease loses the run, a requested abort aborts it."""
+    interval = ttl_ms / 3000.0
+    loop = asyncio.get_running_loop()
+    due = loop.time() + interval
+    while True:
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        due = loop.time() + interval
+        try:
+            state = await store.renew(key=active.key, run_id=active.run_id, token=active.token, ttl_ms=ttl_ms)
+        except Exception:
+            logger.exception("lease renewal failed for %s", active.run_id)
+            continue
+        if not state.ok:
+            if not active.ending:
+                active.lose()
+            return
+        if state.abort:
+            active.controller.abort("aborted")
+
+
 async def run_tail(output: Any) -> None:
     """Wait for a thread run's output to complete (its errors are in its result or were logged)."""
     with contextlib.suppress(Exception):
@@ -66,13 +122,16 @@ class ThreadRuntime:
     ``agent_lookup`` finds an agent by id for runs started here for inputs of other processes (next
     run, recovery); ``registry_agent_ids`` lists the ids of the site's registry (recovery only takes
     threads of agents this process can run). ``subscriber_buffer_max``: unread chunks a subscriber
-    may hold before it is dropped (:mod:`.subscriptions`)."""
+    may hold before it is dropped (:mod:`.subscriptions`). ``run_factory`` starts a thread run
+    (:data:`RunFactory`, :func:`agent_thread_run` by default)."""
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, *, lease_ttl_ms: int = 15_000,
                  subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX,
                  agent_lookup: Callable[[str], Any] | None = None,
-                 registry_agent_ids: Callable[[], Iterable[str]] | None = None):
+                 registry_agent_ids: Callable[[], Iterable[str]] | None = None,
+                 run_factory: RunFactory = agent_thread_run):
         self.store = store
+        self.run_factory = run_factory
         self.pubsub = pubsub
         #: agents this runtime can run: those it served, and the site's registry
         self.agents = RunnableAgents(agent_lookup, registry_agent_ids)
@@ -182,7 +241,7 @@ class ThreadRuntime:
         self.active[key] = active
         # the lease is this run's from now on: renew it before anything here waits (a subscription,
         # the event log), or a slow start lets it expire and another process take the thread over
-        renew_task = asyncio.ensure_future(self._renew_loop(active))
+        renew_task = asyncio.ensure_future(lease_renewals(self.store, active, self.lease_ttl_ms))
         try:
             await self.subscriptions.listen(key)  # never raises: pub/sub is best effort
             await self.subscriptions.catch_up(key, active.seq)
@@ -194,23 +253,7 @@ class ThreadRuntime:
         options["memory"] = {**(options.get("memory") or {}), "resource": resource_id, "thread": thread_id}
         options["run_id"] = active.run_id
         options["abort_signal"] = active.controller.signal
-        user_on_chunk = options.pop("on_chunk", None)
-        subscribers = self.subscriptions.by_key
-        loop = asyncio.get_running_loop()
-
-        def emit(chunk: dict) -> Any:
-            if chunk["type"] != "finish" or chunk["payload"]["stepResult"]["reason"] != "abort":
-                active.emit(chunk)  # the thread stream of an aborted run ends at its ``abort``
-            if user_on_chunk is not None:
-                return user_on_chunk(chunk)
-            if key in subscribers:
-                # a model that streams without pausing would keep every chunk from this process's
-                # subscribers until its step ends: go round the event loop now and then
-                now = loop.time()
-                if now - active.yielded_at >= YIELD_EVERY_S:
-                    active.yielded_at = now
-                    return _YIELD
-            return None
+        emit = thread_emitter(active, self.subscriptions.by_key, options.pop("on_chunk", None))
 
         async def take_inputs() -> list[dict]:
             if active.lost:
@@ -227,12 +270,12 @@ class ThreadRuntime:
             if not active.end_written:  # a suspended run (or one that ended without ``write_end``)
                 await self._end_run(agent, active, result.finish_reason, renew_task)
 
-        hooks = ThreadHooks(take_inputs=take_inputs, write_end=write_end, echoes=[echo_chunk(s, active.run_id) for s in signals])
+        hooks = ThreadHooks(emit=emit, take_inputs=take_inputs, write_end=write_end, finalize=finalize,
+                            echoes=[echo_chunk(s, active.run_id) for s in signals])
         if resume is not None:
-            output = await resume(emit, finalize, hooks)
+            output = await resume(hooks)
         else:
-            output = await agent.start_thread_stream(messages, options, on_chunk=emit, finalize=finalize,
-                                                     hooks=hooks, prepared=prepared)
+            output = await self.run_factory(agent, messages, options, hooks, prepared)
         # what the run does after its end is written (``on_finish``, scorers, storing its trace) is
         # this runtime's background work too: shutdown and ``drain_background`` wait for it
         self.spawn(run_tail(output))
@@ -291,29 +334,6 @@ class ThreadRuntime:
             logger.exception("could not end thread run %s", active.run_id)
             if self.active.get(key) is active:
                 self.active.pop(key, None)
-
-    async def _renew_loop(self, active: ActiveRun) -> None:
-        """Renew the run's lease every third of a TTL, counted from when the previous renewal was
-        sent (not from when it returned: a renewal that waited for the lease row's lock must not
-        push the next one later)."""
-        interval = self.lease_ttl_ms / 3000.0
-        loop = asyncio.get_running_loop()
-        due = loop.time() + interval
-        while True:
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            due = loop.time() + interval
-            try:
-                state = await self.store.renew(key=active.key, run_id=active.run_id, token=active.token,
-                                               ttl_ms=self.lease_ttl_ms)
-            except Exception:
-                logger.exception("lease renewal failed for %s", active.run_id)
-                continue
-            if not state.ok:
-                if not active.ending:
-                    active.lose()
-                return
-            if state.abort:
-                active.controller.abort("aborted")
 
     async def resume_suspended(self, agent: Any, *, run_id: str, resume: Callable) -> Any:
         """Continue a suspended thread run in this process (approval/decline)."""
@@ -381,4 +401,5 @@ class ThreadRuntime:
         :meth:`busy_with`). Tests use ``agents.runtime.testing.drain_thread_runtime``, which fails."""
         return await self.background.drain(timeout)
 
-__all__ = ["ThreadRuntime", "YIELD_EVERY_S", "run_tail"]
+__all__ = ["RunFactory", "ThreadRuntime", "YIELD_EVERY_S", "agent_thread_run", "lease_renewals", "run_tail",
+           "thread_emitter"]
