@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from channels.db import database_sync_to_async
-
+from agents.connections import async_twin
 from agents.models import Run, Thread
 from agents.runtime.errors import MastraError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
@@ -117,8 +116,8 @@ class Caller:
         run = self.run(run_id)
         return run.thread
 
-    athread = database_sync_to_async(thread)
-    arun_thread = database_sync_to_async(run_thread)
-    aexisting_thread = database_sync_to_async(existing_thread)
-    atarget = database_sync_to_async(target)
-    arun = database_sync_to_async(run)
+    athread = async_twin(thread)
+    arun_thread = async_twin(run_thread)
+    aexisting_thread = async_twin(existing_thread)
+    atarget = async_twin(target)
+    arun = async_twin(run)

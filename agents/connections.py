@@ -1,17 +1,25 @@
-"""How async code reaches the database: the async twin of a sync service.
+"""How async code reaches the database: :func:`async_twin`, the one bridge from async code to a sync
+service (views, consumers, the runtime's stores, tasks). Nothing else in the project calls
+``sync_to_async`` or ``database_sync_to_async`` (``tests/test_architecture.py`` checks it).
 
-:func:`async_twin` wraps a sync function for ``await`` in Django's one worker thread. With
-persistent connections (``CONN_MAX_AGE`` > 0 or None) it is Channels' ``database_sync_to_async``,
-which closes connections that are too old or broken around each call, as Django does around a
-request. With ``CONN_MAX_AGE = 0`` that would close the connection after every call and open a new
-one for the next (measured: about 3.5 ms more per call on SQLite, several hops per thread run), so
-the twin is a plain ``sync_to_async`` there and the worker thread keeps its connection.
+Each twin names the thread its calls run on:
 
-:func:`lease_twin` is for the one call that must not wait behind that thread: a lease renewal. Every
-request's and every run's sync work queues on the worker thread; when the queue is longer than the
-lease's time-to-live, a renewal queued there comes too late, another process takes the thread over
-and the run's inputs are answered again (or parked as failed). Renewals therefore run on a thread
-of their own, with a database connection of their own (one more per process).
+- ``WORKER`` (the default): Django's one worker thread, where every request's and every run's
+  ORM work queues. With persistent connections (``CONN_MAX_AGE`` > 0 or None) a call goes through
+  Channels' ``database_sync_to_async``, which closes connections that are too old or broken around
+  it, as Django does around a request; with ``CONN_MAX_AGE = 0`` that would close the connection
+  after every call and open a new one for the next (measured: about 3.5 ms more per call on
+  SQLite, several calls per thread run), so the call is a plain ``sync_to_async`` and the worker
+  thread keeps its connection. The choice is made at each call, from the settings of that moment.
+- ``POOL``: a thread of the executor, with its own connection, for self-contained calls that should
+  not queue behind everything else (the notification store's group commits, whose batches for
+  different threads are written in parallel). Such a thread sees no request signals: a connection
+  left broken by a database error is closed before the next call, which reconnects.
+- ``LEASE``: the process's lease thread, for the one call that must not wait behind the worker
+  thread: a lease renewal. When the worker thread's queue is longer than a lease's time-to-live, a
+  renewal queued there comes too late, another process takes the thread over and the run's inputs
+  are answered again. Renewals therefore run on a thread of their own, with a database connection
+  of their own (one more per process).
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ from typing import Any, Callable
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+
+WORKER, POOL, LEASE = "worker", "pool", "lease"
 
 
 def persistent_connections() -> bool:
@@ -33,9 +43,30 @@ def persistent_connections() -> bool:
     return settings.DATABASES[DEFAULT_DB_ALIAS].get("CONN_MAX_AGE", 0) != 0
 
 
-def async_twin(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` as a coroutine function run in Django's worker thread (see the module docstring)."""
-    return database_sync_to_async(func) if persistent_connections() else sync_to_async(func)
+def async_twin(func: Callable[..., Any], *, thread: str = WORKER) -> Callable[..., Any]:
+    """``func`` as a coroutine function run on ``thread`` (``WORKER``, ``POOL`` or ``LEASE``, see the
+    module docstring). Usable as a decorator, on functions and methods."""
+    if thread == WORKER:
+        plain, closing = sync_to_async(func), database_sync_to_async(func)
+
+        @functools.wraps(func)
+        async def twin(*args: Any, **kwargs: Any) -> Any:
+            return await (closing if persistent_connections() else plain)(*args, **kwargs)
+        return twin
+    if thread == POOL:
+        @functools.wraps(func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if connection.connection is not None and connection.errors_occurred and not connection.is_usable():
+                connection.close()
+            return func(*args, **kwargs)
+        return sync_to_async(call, thread_sensitive=False)
+    if thread == LEASE:
+        @functools.wraps(func)
+        async def on_lease_thread(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.get_running_loop().run_in_executor(
+                _lease_thread(), functools.partial(_on_own_connection, func, *args, **kwargs))
+        return on_lease_thread
+    raise ValueError(f"unknown thread {thread!r}: WORKER, POOL or LEASE")
 
 
 _lease_executor: ThreadPoolExecutor | None = None
@@ -50,24 +81,13 @@ def _lease_thread() -> ThreadPoolExecutor:
         return _lease_executor
 
 
-def _on_own_connection(func: Callable[..., Any], kwargs: dict) -> Any:
+def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
-        return func(**kwargs)
+        return func(*args, **kwargs)
     except DatabaseError:
         # a lost or refused connection: the next call opens a new one
         connections[DEFAULT_DB_ALIAS].close()
         raise
-
-
-def lease_twin(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` as a coroutine function run on the process's lease thread, which keeps a database
-    connection of its own (see the module docstring). Keyword arguments only."""
-
-    @functools.wraps(func)
-    async def twin(**kwargs: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(_lease_thread(), _on_own_connection, func, kwargs)
-
-    return twin
 
 
 def close_lease_connection() -> None:

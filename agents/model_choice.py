@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
+from agents.connections import async_twin
 from agents.runtime.errors import MastraError
 from agents.runtime.naming import camel_case
 from agents.runtime.redaction import CREDENTIAL_KEYS
@@ -125,7 +124,7 @@ async def amodel_choice_check(options: dict, *, agent: Any, user: Any, prefix: s
             raise InvalidModel(f"{path}: name a model by its id string, e.g. 'openai/gpt-4o'")
         if value not in agent.caller_models:
             refused.append((path, value))
-    if refused and not await sync_to_async(may_choose_any_model)(user):
+    if refused and not await async_twin(may_choose_any_model)(user):
         path, value = refused[0]
         raise ModelForbidden(f"{path}: agent {agent.id!r} does not let callers choose the model {value!r}")
     structured = options.get("structured_output")

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from channels.db import database_sync_to_async
-
+from agents.connections import async_twin
 from agents.model_choice import amodel_choice_check
 from agents.models import Run
 from agents.registry import get_mastra
@@ -68,7 +67,7 @@ async def run_abort(target: Target, frame: Frame) -> list[dict]:
     return [{"type": "abort-requested", "aborted": aborted}]
 
 
-@database_sync_to_async
+@async_twin
 def run_agent_id(run_id: str) -> str | None:
     """The agent of run ``run_id``, else None (whose thread it is, the runtime checks)."""
     return Run.objects.filter(pk=run_id).values_list("agent_id", flat=True).first()

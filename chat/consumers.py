@@ -24,12 +24,11 @@ import time
 from importlib import import_module
 from types import SimpleNamespace
 from urllib.parse import parse_qs
-
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth import get_user
 
+from agents.connections import async_twin
 from agents.access import Caller, ThreadNotFound
 from agents.api.throttling import send_rate_count
 from agents.registry import get_mastra
@@ -160,7 +159,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         for reply in replies:
             await self.send_json(reply)
 
-    @database_sync_to_async
+    @async_twin
     def frame_admit(self, frame: Frame) -> bool:
         """Whether the socket's session still signs in its user: False when the session was logged
         out, expired or deleted, its password hash no longer matches (a password change), or the user

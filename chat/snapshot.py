@@ -12,10 +12,9 @@ and the subscription replays the run from there, so a client joining mid-run see
 """
 
 from __future__ import annotations
-
-from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from agents.connections import async_twin
 from agents.models import Message, ThreadEvent, ThreadLease
 from agents.runtime.stored_messages import to_model_messages
 from agents.runtime.threads import thread_key
@@ -78,5 +77,5 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
             "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}
 
 
-athread_snapshot_build = database_sync_to_async(thread_snapshot_build)
-athread_queued = database_sync_to_async(thread_queued)
+athread_snapshot_build = async_twin(thread_snapshot_build)
+athread_queued = async_twin(thread_queued)

@@ -3,10 +3,9 @@ thread) and file one (``seen``, ``dismissed``, ``archived``), through ``inbox``'
 services."""
 
 from __future__ import annotations
-
-from asgiref.sync import sync_to_async
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from agents.connections import async_twin
 from agents.api import openapi
 from agents.api.base import ApiView, json_response
 from agents.api.errors import ApiError
@@ -59,7 +58,7 @@ class NotificationListView(ApiView):
             return notification_list(resource_id=resource, thread_id=thread_id, status=status, priority=priority,
                                       source=source, limit=per_page, offset=page * per_page)
 
-        records, total = await sync_to_async(listing)()
+        records, total = await async_twin(listing)()
         return json_response({"notifications": [record_wire(r) for r in records], "total": total, "page": page,
                               "perPage": per_page, "hasMore": (page + 1) * per_page < total})
 
@@ -80,5 +79,5 @@ class NotificationDetailView(ApiView):
             FILING[status](ids=[record_id])
             return notification_get(record_id=record_id)
 
-        return json_response(record_wire(await sync_to_async(file)()))
+        return json_response(record_wire(await async_twin(file)()))
 

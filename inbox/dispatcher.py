@@ -13,11 +13,10 @@ import logging
 import uuid
 from datetime import datetime, timedelta
 from typing import Any, Callable
-
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
+from agents.connections import async_twin
 from agents.registry import get_mastra
 from agents.runtime.notifications import (LOCK_TTL, emit_records, notification_thread_key, plan_thread_dispatch,
                                           record_json, thread_runtime)
@@ -67,7 +66,7 @@ async def dispatch_due_notifications(now: datetime | None = None, *, batch_size:
     stats = out["counts"]
     while max_batches is None or stats["batches"] < max_batches:
         token = f"dispatch_{uuid.uuid4().hex}"
-        claim = await sync_to_async(notifications_claim_due)(now=now, limit=batch_size, token=token,
+        claim = await async_twin(notifications_claim_due)(now=now, limit=batch_size, token=token,
                                                              locked_until=now + LOCK_TTL)
         stats["recovered"] += claim["recovered"]
         rows = claim["records"]
@@ -114,9 +113,9 @@ async def _dispatch_thread(agent_id: str, resource_id: str, thread_id: str, reco
         logger.exception("could not dispatch notifications of thread %s (agent %s)", thread_id, agent_id)
         error = f"{type(exc).__name__}: {exc}"
         stats["errors"] += len(records)
-        stats["failed"] += await sync_to_async(notifications_fail)(
+        stats["failed"] += await async_twin(notifications_fail)(
             ids=[r["id"] for r in records], token=token, error=error, now=now, retry_in=_recheck())
-        after = await sync_to_async(_records_after)([r["id"] for r in records])
+        after = await async_twin(_records_after)([r["id"] for r in records])
         out["failed"].extend({"record": after.get(r["id"], _unclaimed(r)), "error": error} for r in records)
         return
     summarised = {r["id"] for r in plan.summarise}

@@ -1,5 +1,5 @@
 """Writes to the notification inbox. Each service is one transaction; callers in async code reach
-them through ``sync_to_async`` (``inbox.store``, ``inbox.dispatcher``, ``inbox.tool``).
+them through ``agents.connections.async_twin`` (``inbox.store``, ``inbox.dispatcher``, ``inbox.tool``).
 
 Claims are compare-and-set: a row is taken only while it is pending and unclaimed (or its claim
 expired), and changed afterwards only by the holder of its ``lock_token``.

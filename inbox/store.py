@@ -1,7 +1,7 @@
 """``NotificationStore`` (``agents.runtime.notifications``) on the ORM.
 
-Each method runs one service or selector (one transaction) in a worker thread. They run with
-``thread_sensitive=False``: each call is self-contained (it holds no connection state between calls),
+Each method runs one service or selector (one transaction) on an executor thread
+(``agents.connections.async_twin`` on ``POOL``): each call is self-contained (it holds no connection state between calls),
 so notifications for different threads are stored in parallel, on the executor's threads and their
 own database connections, instead of queueing behind every other ORM call of the process. The
 store knows nothing of the dispatcher: records that fall due are delivered by the serving and worker
@@ -21,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-from asgiref.sync import sync_to_async
-from django.db import connection
-
+from agents.connections import POOL, async_twin
 from agents.runtime.notifications import Ingested
 from agents.threads.store import DjangoThreadStore
 
@@ -33,19 +31,7 @@ from .services import notifications_group_commit
 GROUP_LIMIT = 500
 
 
-def _worker(func):
-    """``func`` in an executor thread. Such a thread sees no request signals, so nothing else closes
-    its connection after a database error: do it here, and the next call reconnects."""
-
-    def call(**kwargs):
-        if connection.connection is not None and connection.errors_occurred and not connection.is_usable():
-            connection.close()
-        return func(**kwargs)
-
-    return sync_to_async(call, thread_sensitive=False)
-
-
-_group_commit = _worker(notifications_group_commit)
+_group_commit = async_twin(notifications_group_commit, thread=POOL)
 
 
 class _GroupCommit:

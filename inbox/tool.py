@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
+from agents.connections import async_twin
 from agents.runtime import create_tool
 from agents.runtime.errors import NotificationError
 from agents.runtime.messages import new_id
@@ -72,7 +71,7 @@ def _need_id(action: str, value: Any) -> str:
 
 
 async def _get(record_id: str, resource_id: str | None, thread_id: str | None) -> dict:
-    record = await sync_to_async(notification_get)(record_id=record_id, resource_id=resource_id)
+    record = await async_twin(notification_get)(record_id=record_id, resource_id=resource_id)
     if record is None or (resource_id is None and thread_id is not None and record["thread_id"] != thread_id):
         raise NotificationError(f"no notification {record_id!r} in this inbox", code="not_found",
                                 details={"id": record_id})
@@ -92,10 +91,10 @@ async def execute_inbox_action(input: dict, context: Any) -> dict:
             raise NotificationError("the 'search' action needs a 'query'", code="missing_query",
                                     details={"field": "query"})
         status = input.get("status") or ("pending" if action == "list" else None)
-        records, total = await sync_to_async(notification_list)(
+        records, total = await async_twin(notification_list)(
             resource_id=resource_id, thread_id=thread_id, status=status, priority=input.get("priority"),
             source=input.get("source"), query=query, limit=input.get("limit") or DEFAULT_LIMIT)
-        counts = await sync_to_async(notification_counts)(resource_id=resource_id, thread_id=thread_id)
+        counts = await async_twin(notification_counts)(resource_id=resource_id, thread_id=thread_id)
         return {"action": action, "count": len(records), "total": total, "counts": counts,
                 "notifications": [_item(r) for r in records]}
     if action == "read":
@@ -104,7 +103,7 @@ async def execute_inbox_action(input: dict, context: Any) -> dict:
     record = await _get(record_id, resource_id, thread_id)
     service, status = {"markSeen": (notification_mark_seen, "seen"), "dismiss": (notification_dismiss, "dismissed"),
                        "archive": (notification_archive, "archived")}[action]
-    updated = await sync_to_async(service)(ids=[record_id])
+    updated = await async_twin(service)(ids=[record_id])
     return {"action": action, "id": record_id, "updated": bool(updated), "status": status if updated else record["status"]}
 
 
@@ -124,7 +123,7 @@ async def read_notifications(input: dict, context: Any, *, resource_id: str | No
     if input.get("id"):
         records = [await _get(input["id"], resource_id, thread_id)]
     else:
-        records, _ = await sync_to_async(notification_list)(
+        records, _ = await async_twin(notification_list)(
             resource_id=resource_id, thread_id=thread_id, status=[input["status"]] if input.get("status") else
             list(READABLE), priority=input.get("priority"), source=input.get("source"),
             limit=input.get("limit") or DEFAULT_LIMIT)
@@ -132,7 +131,7 @@ async def read_notifications(input: dict, context: Any, *, resource_id: str | No
     readable = [r for r in records if r["status"] in READABLE]
     signal_ids = ({r["id"]: new_id() for r in readable if not r["delivered_signal_id"]}
                   if send_signal is not None else {})
-    outcome = await sync_to_async(notifications_read)(ids=[r["id"] for r in readable], signal_ids=signal_ids)
+    outcome = await async_twin(notifications_read)(ids=[r["id"] for r in readable], signal_ids=signal_ids)
     counts = {"delivered": 0, "markedSeen": 0, "unavailable": 0, "alreadyRead": len(records) - len(readable)}
     for record in readable:
         done = outcome.get(record["id"])

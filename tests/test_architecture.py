@@ -107,6 +107,15 @@ def test_the_runtime_imports_nothing_of_django_or_the_site():
     assert wrong == []
 
 
+def test_async_code_reaches_the_database_through_one_bridge():
+    """``agents.connections.async_twin`` is the one bridge from async code to sync services: no
+    other module imports asgiref's ``sync_to_async`` or Channels' ``database_sync_to_async``."""
+    bridges = {("asgiref.sync", "sync_to_async"), ("channels.db", "database_sync_to_async")}
+    wrong = [(name, target, imported) for name, path in MODULES.items() if name != "agents.connections"
+             for target, names in imports_of(name, path) for imported in names if (target, imported) in bridges]
+    assert wrong == []
+
+
 def test_no_app_imports_the_site():
     wrong = [(name, target) for name, path in MODULES.items() if not name.startswith("mastra_site")
              for target, _ in imports_of(name, path) if target.split(".")[0] == "mastra_site"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 
-from asgiref.sync import sync_to_async
-
+from agents.connections import async_twin
 from agents.model_choice import amodel_choice_check
 from agents.registry import get_mastra
 from agents.runtime.run.ending import RESOURCE_ID_KEY
@@ -53,7 +52,7 @@ async def run_arguments(view: ApiView, request, agent) -> tuple:
         raise ApiError("requestContext must be an object", code="invalid_field")
     options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id}
     run_id = options.get("run_id")
-    if isinstance(run_id, str) and run_id and await sync_to_async(run_id_taken)(run_id):
+    if isinstance(run_id, str) and run_id and await async_twin(run_id_taken)(run_id):
         raise ApiError("runId is already used by another run: leave it out or choose a new one",
                        code="run_id_taken")
     memory = body.get("memory")

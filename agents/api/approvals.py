@@ -5,10 +5,9 @@ run's chunks reach the thread's subscribers)."""
 from __future__ import annotations
 
 import asyncio
-
-from asgiref.sync import sync_to_async
 from drf_spectacular.utils import extend_schema
 
+from agents.connections import async_twin
 from agents.access import RunNotFound
 from agents.runtime.threads.store import thread_key
 from agents.runtime.errors import ToolApprovalError
@@ -111,7 +110,7 @@ class SendToolApprovalView(ApiView):
         resource_id, thread_id = await thread_target(self.caller, body)
         run_id = optional_str(body, "runId")
         if run_id is None:
-            run_id = await sync_to_async(pending_approval_run)(key=thread_key(resource_id, thread_id),
+            run_id = await async_twin(pending_approval_run)(key=thread_key(resource_id, thread_id),
                                                                tool_call_id=tool_call_id)
             if run_id is None:
                 raise ToolApprovalError(f"no tool call {tool_call_id!r} waits for approval in thread {thread_id!r}",

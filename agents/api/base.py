@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 from typing import Any
-
-from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 from rest_framework.views import APIView
 
+from agents.connections import async_twin
 from agents.access import Caller
 from agents.registry import get_mastra
 
@@ -50,7 +49,7 @@ class ApiView(APIView):
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)
-            self.caller = await sync_to_async(self.initial_checks)(request)
+            self.caller = await async_twin(self.initial_checks)(request)
             response = await handler(request, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every error becomes a JSON error body
             response = self.api_error(exc)

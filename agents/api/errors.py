@@ -17,7 +17,7 @@ from agents.runtime.errors import MastraError
 logger = logging.getLogger(__name__)
 
 STATUS_BY_CODE = {
-    "not_authenticated": 401, "authentication_failed": 401,
+    "not_authenticated": 401, "authentication_failed": 401, "invalid_signature": 401,
     "forbidden": 403, "resource_forbidden": 403, "permission_denied": 403,
     "model_forbidden": 403,
     "thread_not_found": 404, "run_not_found": 404, "agent_not_found": 404, "not_found": 404, "approval_not_found": 404,

@@ -5,10 +5,9 @@ accepted (the client sends it) and checked; all agents here share one memory sto
 from __future__ import annotations
 
 import uuid
-
-from asgiref.sync import sync_to_async
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from agents.connections import async_twin
 from agents.memory_threads import memory_messages_page, memory_thread_delete, memory_thread_save, memory_threads_page
 from agents.registry import get_mastra
 
@@ -46,7 +45,7 @@ class ThreadListView(ApiView):
         def listing():
             return memory_threads_page(threads=self.caller.visible_threads(resource_id), page=page, per_page=per_page)
 
-        return json_response(await sync_to_async(listing)())
+        return json_response(await async_twin(listing)())
 
     @extend_schema(operation_id="memory_threads_create", parameters=PAGE_QUERY[2:], request=openapi.THREAD_CREATE_BODY,
                    responses=openapi.THREAD_OK, tags=["memory"])
@@ -57,7 +56,7 @@ class ThreadListView(ApiView):
         title = optional_str(body, "title", max_length=MAX_TITLE)
         metadata = optional_dict(body, "metadata")
         resource_id, thread_id = await self.caller.atarget(thread_id, optional_str(body, "resourceId"))
-        thread = await sync_to_async(memory_thread_save)(resource_id=resource_id, thread_id=thread_id,
+        thread = await async_twin(memory_thread_save)(resource_id=resource_id, thread_id=thread_id,
                                                          title=title, metadata=metadata)
         return json_response(thread)
 
@@ -78,7 +77,7 @@ class ThreadDetailView(ApiView):
         title = optional_str(body, "title", max_length=MAX_TITLE)
         metadata = optional_dict(body, "metadata")
         thread = await self.caller.aexisting_thread(thread_id, optional_str(body, "resourceId"))
-        saved = await sync_to_async(memory_thread_save)(resource_id=thread.resource_id, thread_id=thread.thread_id,
+        saved = await async_twin(memory_thread_save)(resource_id=thread.resource_id, thread_id=thread.thread_id,
                                                         title=title, metadata=metadata)
         return json_response(saved)
 
@@ -87,7 +86,7 @@ class ThreadDetailView(ApiView):
     async def delete(self, request, thread_id: str):
         check_agent(request)
         thread = await self.caller.aexisting_thread(thread_id, optional_str(request.GET.dict(), "resourceId"))
-        await sync_to_async(memory_thread_delete)(thread=thread)
+        await async_twin(memory_thread_delete)(thread=thread)
         return json_response({"result": "Thread deleted"})
 
 
@@ -98,7 +97,7 @@ class MessageListView(ApiView):
         check_agent(request)
         page, per_page = paging(request, 40)
         thread = await self.caller.aexisting_thread(thread_id, optional_str(request.GET.dict(), "resourceId"))
-        listing = await sync_to_async(memory_messages_page)(
+        listing = await async_twin(memory_messages_page)(
             thread=thread, page=page, per_page=per_page,
             include_system_reminders=query_bool(request, "includeSystemReminders"))
         return json_response({**listing, "uiMessages": None})

@@ -18,10 +18,9 @@ import math
 import threading
 import time
 from typing import Any, Callable, Iterable
-
-from channels.db import database_sync_to_async
 from django.conf import settings
 
+from agents.connections import async_twin
 from agents.editor.selectors import agents_with_draft, generation_read, published_overrides_all, version_selected
 from agents.runtime.overrides import AgentOverrides
 
@@ -102,13 +101,13 @@ class EditorOverrides:
         if selection is None or selection == {"status": "published"}:
             if self.cache.fresh():
                 return overrides_build(agent, self.cache.cached(agent.id))
-            return overrides_build(agent, await database_sync_to_async(self.cache.get)(agent.id))
-        found = await database_sync_to_async(version_selected)(agent_id=agent.id, selection=selection)
+            return overrides_build(agent, await async_twin(self.cache.get)(agent.id))
+        found = await async_twin(version_selected)(agent_id=agent.id, selection=selection)
         return overrides_build(agent, found)
 
     async def agents_with_draft(self, agents: Iterable[Any]) -> set[str]:
         """The ids of ``agents`` with a draft that differs from the published version (``hasDraft``)."""
-        return await database_sync_to_async(agents_with_draft)({agent.id: agent.editor for agent in agents})
+        return await async_twin(agents_with_draft)({agent.id: agent.editor for agent in agents})
 
 
 __all__ = ["EditorOverrides", "PublishedCache", "overrides_build", "published_cache"]

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from agents.connections import async_twin
 from agents.editor.models import AgentDefinition
 from agents.runtime import Agent
 from agents.runtime.mastra import Mastra
@@ -88,11 +89,9 @@ def sync_after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> No
 
 async def sync_at_start() -> None:
     """The ``editor-sync`` job of a serving or worker process."""
-    from asgiref.sync import sync_to_async
-
     from agents.registry import get_mastra
 
-    await sync_to_async(agents_sync, thread_sensitive=True)(mastra=get_mastra())
+    await async_twin(agents_sync)(mastra=get_mastra())
 
 
 __all__ = ["agents_sync", "code_defaults", "model_label", "sync_after_migrate", "sync_at_start"]

@@ -3,7 +3,7 @@
 Each method runs one service of this package (one transaction) in Django's worker thread through its
 async twin (``agents.connections.async_twin``: Channels' ``database_sync_to_async`` with persistent
 connections), with the protocol's exact keyword parameters; a lease renewal runs on the process's
-lease thread instead (``agents.connections.lease_twin``), so that it never waits behind the worker
+lease thread instead (``agents.connections.async_twin`` on ``LEASE``), so that it never waits behind the worker
 thread's queue.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from agents.connections import async_twin, lease_twin
+from agents.connections import LEASE, async_twin
 from agents.runtime.threads.store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease
 
 from .activity import thread_state_get
@@ -24,7 +24,7 @@ from .runs import run_abort_request, run_finish, run_resume, run_suspend
 ainput_accept = async_twin(input_accept)
 ainputs_take = async_twin(inputs_take)
 arun_finish = async_twin(run_finish)
-alease_renew = lease_twin(lease_renew)
+alease_renew = async_twin(lease_renew, thread=LEASE)
 aevents_append = async_twin(events_append)
 aevents_read = async_twin(events_read)
 athread_state_get = async_twin(thread_state_get)

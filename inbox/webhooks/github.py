@@ -25,7 +25,7 @@ import hashlib
 import hmac
 import json
 
-from .events import WebhookEvent, clip, read_id, read_object, read_text
+from .events import PayloadError, WebhookEvent, clip, read_id, read_object, read_text
 
 FAILED = frozenset({"failure", "timed_out", "startup_failure"})
 CI_EVENTS = {"workflow_run": "workflow_run", "check_suite": "check_suite", "check_run": "check_run"}
@@ -145,3 +145,22 @@ def event_of(event: str, payload: dict, delivery_id: str, mention_name: str) -> 
     if event in COMMENT_ACTIONS:
         return comment_event(event, payload, delivery_id, mention_name)
     return WebhookEvent(event, delivery_id, ignored=f"event {event!r} is not handled")
+
+
+def verify(endpoint, headers, raw: bytes) -> str | None:
+    """None when the request is signed by the endpoint's secret; else why it is refused."""
+    if signature_valid(endpoint.secret, raw, headers.get("X-Hub-Signature-256")):
+        return None
+    return "the X-Hub-Signature-256 signature does not match"
+
+
+def delivery_event(endpoint, headers, payload: dict) -> WebhookEvent:
+    """The event of one signed request (``missing_event`` / ``missing_delivery_id``: 400)."""
+    name = headers.get("X-GitHub-Event") or ""
+    if not name:
+        raise PayloadError("X-GitHub-Event is missing", code="missing_event")
+    delivery_id = (headers.get("X-GitHub-Delivery") or "").strip()
+    if not delivery_id:
+        raise PayloadError("X-GitHub-Delivery is missing", code="missing_delivery_id")
+    return github_event(name, payload, delivery_id, mention_name=endpoint.mention_name)
+

@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import time
 
-from .events import WebhookEvent, clip, read_object, read_text
+from .events import PayloadError, WebhookEvent, clip, read_object, read_text
 
 #: how far a request's timestamp may be from now (Slack's advice: five minutes)
 MAX_SKEW_S = 300
@@ -88,3 +88,17 @@ def event_of(payload: dict) -> WebhookEvent:
                     "team": payload.get("team_id")},
     }
     return WebhookEvent(name, delivery_id, notification, priority, fields)
+
+
+def verify(endpoint, headers, raw: bytes) -> str | None:
+    """None when the request is signed by the endpoint's secret and fresh; else why it is refused."""
+    return verifier.problem(endpoint.secret, raw, headers.get("X-Slack-Request-Timestamp"),
+                            headers.get("X-Slack-Signature"))
+
+
+def delivery_event(endpoint, headers, payload: dict) -> WebhookEvent:
+    """The event of one signed request (``missing_event_id``: 400 for an event without its id)."""
+    if payload.get("type") == "event_callback" and not payload.get("event_id"):
+        raise PayloadError("an event_callback without an event_id", code="missing_event_id")
+    return slack_event(payload)
+

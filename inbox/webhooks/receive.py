@@ -1,0 +1,106 @@
+"""One webhook request, from its signed bytes to its reply: :func:`webhook_receive`.
+
+The steps, in order: the endpoint (``endpoint_not_found``, 404); its signature (``invalid_signature``,
+401, nothing stored); the sender's id (GitHub's ``X-GitHub-Delivery``, the ``event_id`` of a Slack
+event: 400 without it); once per delivery id and once per event (a redelivery, or a replay of the
+signed body under another delivery id or event name, answers 200 ``duplicate`` and stores nothing);
+then the notification (200 ``stored``) or the reason it was ignored (202, logged).
+
+Everything up to the claim is one call on the database's worker thread (:func:`webhook_accept`);
+the notification goes through the agent's ``send_notification_signal``; the delivery's outcome is
+one more write.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Mapping
+
+from agents.api.parsing import json_object
+from agents.connections import async_twin
+from agents.runtime.errors import MastraError
+
+from ..models import WebhookDelivery, WebhookEndpoint
+from . import github, slack
+from .events import WebhookEvent
+from .services import (webhook_delivery_claim, webhook_delivery_finish, webhook_delivery_release,
+                       webhook_endpoint_get, webhook_notify)
+
+logger = logging.getLogger(__name__)
+
+#: the senders: how each one signs a request and what its request means
+SOURCES = {"github": github, "slack": slack}
+
+
+class EndpointNotFound(MastraError):
+    code = "endpoint_not_found"
+
+
+class InvalidSignature(MastraError):
+    code = "invalid_signature"
+
+
+@dataclass(frozen=True)
+class WebhookReply:
+    """What the sender gets: an HTTP status and a JSON body."""
+
+    status: int
+    body: dict
+
+
+def webhook_accept(*, source: str, name: str, headers: Mapping[str, str],
+                   raw: bytes) -> tuple[WebhookEndpoint, WebhookEvent, WebhookReply | None]:
+    """The steps up to the claim (see the module docstring): the endpoint, the event and, when the
+    request ends here (a reply to the sender's handshake, a duplicate, an ignored event), its reply.
+    ``headers`` is case-insensitive (``request.headers``)."""
+    sender = SOURCES[source]
+    endpoint = webhook_endpoint_get(source=source, name=name)
+    if endpoint is None:
+        raise EndpointNotFound(f"no {source} webhook endpoint {name!r}")
+    problem = sender.verify(endpoint, headers, raw)
+    if problem is not None:
+        logger.warning("%s webhook %s refused: %s", source, name, problem)
+        raise InvalidSignature(problem)
+    event = sender.delivery_event(endpoint, headers, json_object(raw))
+    if event.reply is not None and event.notification is None:
+        return endpoint, event, WebhookReply(200, event.reply)
+    # the sender's id is required above, so an event with a notification always has a key
+    if event.event_key:
+        outcome = WebhookDelivery.Outcome.IGNORED if event.notification is None else WebhookDelivery.Outcome.RECEIVED
+        if not webhook_delivery_claim(endpoint=endpoint, delivery_id=event.delivery_id, event_key=event.event_key,
+                                      event=event.event, outcome=outcome):
+            logger.info("%s webhook %s: delivery %s (%s) is a duplicate", source, name, event.delivery_id,
+                        event.event_key)
+            return endpoint, event, WebhookReply(200, {"ok": True, "status": "duplicate",
+                                                       "deliveryId": event.delivery_id})
+    if event.notification is None:
+        logger.info("%s webhook %s ignored %s: %s", source, name, event.event, event.ignored)
+        return endpoint, event, WebhookReply(202, {"ok": True, "status": "ignored", "reason": event.ignored})
+    return endpoint, event, None
+
+
+awebhook_accept = async_twin(webhook_accept)
+awebhook_delivery_finish = async_twin(webhook_delivery_finish)
+awebhook_delivery_release = async_twin(webhook_delivery_release)
+
+
+async def webhook_receive(*, source: str, name: str, headers: Mapping[str, str], raw: bytes) -> WebhookReply:
+    """Receive one webhook request (see the module docstring); errors are the runtime's
+    (``endpoint_not_found``, ``invalid_signature``, ``invalid_payload``, ...)."""
+    endpoint, event, reply = await awebhook_accept(source=source, name=name, headers=headers, raw=raw)
+    if reply is not None:
+        return reply
+    try:
+        stored = await webhook_notify(endpoint, event)
+    except BaseException:
+        if event.event_key:
+            await awebhook_delivery_release(endpoint=endpoint, delivery_id=event.delivery_id)
+        raise
+    if event.event_key:
+        await awebhook_delivery_finish(endpoint=endpoint, delivery_id=event.delivery_id,
+                                       outcome=WebhookDelivery.Outcome.STORED, record_ids=[stored["recordId"]])
+    return WebhookReply(200, {"ok": True, "status": "stored", **stored})
+
+
+__all__ = ["EndpointNotFound", "InvalidSignature", "SOURCES", "WebhookReply", "webhook_accept", "webhook_receive"]
