@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from agents.connections import async_twin
 from agents.models import Message, ThreadEvent, ThreadLease
-from agents.runtime.stored_messages import to_model_messages
 from agents.runtime.threads import thread_key
 from agents.store import approvals_pending
 from agents.threads.activity import lease_state
@@ -69,10 +68,8 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
         if first is not None:
             last_seq = min(last_seq, first - 1)
         approvals = [approval_view(a) for a in approvals_pending(run_id=active_run_id)]
-    # the page reads the messages as the model sees them (a signal as a ``user`` message with its
-    # signal in ``metadata.signal``, tool results as ``tool`` messages), not in the stored format
-    messages = to_model_messages(stored)
-    return {"type": "snapshot", "messages": messages, "queued": thread_queued(resource_id=resource_id,
+    # in Mastra's stored format, as the HTTP API serves them (the page reads ``content.parts``)
+    return {"type": "snapshot", "messages": stored, "queued": thread_queued(resource_id=resource_id,
                                                                               thread_id=thread_id),
             "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}
 

@@ -12,7 +12,6 @@ from django.conf import settings
 
 from agents.models import Message, ThreadEvent, ThreadLease
 from agents.runtime.chunks import snapshot_chunk
-from agents.runtime.stored_messages import to_model_messages
 
 from .identity import thread_ref
 from .leases import lease_lock
@@ -86,5 +85,5 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
 
 def thread_snapshot(lease: ThreadLease, seq: int) -> dict:
     """Past the retention window: the thread's messages as one ``data-thread-snapshot`` chunk."""
-    messages = to_model_messages([m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id)])
+    messages = [m.to_dict() for m in Message.objects.filter(thread_id=lease.thread_id).order_by("id")]
     return snapshot_chunk(thread_id=lease.thread_name, resource_id=lease.resource_id, messages=messages, seq=seq)

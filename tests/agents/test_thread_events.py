@@ -3,8 +3,8 @@ subscriber resuming from before them gets the thread's snapshot first."""
 
 import pytest
 
-from agents.models import ThreadEvent, ThreadLease
-from tests.agents.thread_harness import bounded, db, history, make_agent, settle, wait_idle
+from agents.models import Message, ThreadEvent, ThreadLease
+from tests.agents.thread_harness import bounded, db, make_agent, settle, wait_idle
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -38,7 +38,9 @@ async def test_pruning_keeps_the_window_and_a_resume_from_before_it_gets_the_sna
     sub.unsubscribe()
     snapshot, rest = replay[0], replay[1:]
     assert (snapshot["type"], snapshot["seq"]) == ("data-thread-snapshot", first - 1)
-    assert snapshot["data"]["messages"] == await history(T)
+    # the thread's messages in Mastra's stored format, as the HTTP API serves them
+    stored = await db(lambda: [m.to_dict() for m in Message.objects.filter(thread__thread_id=T).order_by("id")])
+    assert snapshot["data"]["messages"] == stored
     assert [len(snapshot["data"]["messages"]), snapshot["data"]["threadId"], snapshot["data"]["resourceId"]] == [
         10, T, R]
     assert [c["seq"] for c in rest] == kept

@@ -116,8 +116,13 @@ async def test_a_message_streams_with_increasing_seq_and_lands_in_the_next_snaps
     again = await open_socket(alice)
     snapshot = await again.receive_json_from()
     assert snapshot["lastSeq"] == len(got) and snapshot["activeRunId"] is None
-    assert [(m["role"], m["id"]) for m in snapshot["messages"]][0] == ("user", accepted["signal"]["id"])
-    assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant"]
+    # the messages in Mastra's stored format, as the HTTP API serves them
+    first, answer = snapshot["messages"]
+    assert (first["role"], first["id"], first["type"]) == ("signal", accepted["signal"]["id"], "user")
+    assert first["content"]["parts"] == [{"type": "text", "text": "hello\nworld"}]
+    assert first["content"]["metadata"]["signal"]["id"] == accepted["signal"]["id"]
+    assert answer["role"] == "assistant" and answer["content"]["format"] == 2
+    assert [p["text"] for p in answer["content"]["parts"] if p["type"] == "text"] == ["echo: hello\necho: world"]
     assert await again.receive_nothing()  # nothing is replayed: it is all in the messages
     await again.disconnect()
 

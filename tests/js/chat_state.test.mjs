@@ -27,6 +27,21 @@ function snapshot(lastSeq, { messages = [], queued = [], approvals = [], activeR
   return { type: "snapshot", messages, queued, approvals, activeRunId, lastSeq };
 }
 
+/* Stored messages as the server sends them: Mastra's stored format ({format: 2, parts}). */
+function said(id, text, signal = {}) {
+  return { id, role: "signal", type: "user", content: { format: 2, parts: [{ type: "text", text }],
+    metadata: { signal: { id, type: "user", tagName: "user", createdAt: "2026-12-01T00:00:00Z", ...signal } } } };
+}
+
+function answered(id, parts) {
+  return { id, role: "assistant", content: { format: 2, parts } };
+}
+
+function invocation(toolCallId, toolName, args, result) {
+  const call = { state: result === undefined ? "call" : "result", toolCallId, toolName, args };
+  return { type: "tool-invocation", toolInvocation: result === undefined ? call : { ...call, result } };
+}
+
 const CONNECTED = { state: "connected", text: "Connected" };
 const HI = { id: "s1", type: "user", tagName: "user", contents: "hi" };
 
@@ -41,9 +56,10 @@ test("a fresh thread: the snapshot's messages, or the empty line", () => {
   }));
 
   const stored = run(initialState(), [snapshot(7, { messages: [
-    { id: "m1", role: "user", content: "hi" },
-    { id: "m2", role: "assistant", content: [{ type: "reasoning", text: "think" }, { type: "text", text: "hello" }] },
-    { id: "m3", role: "user", content: "bye", metadata: { signal: { id: "s9", type: "user", contents: "bye" } } }
+    said("m1", "hi"),
+    answered("m2", [{ type: "reasoning", reasoning: "think", details: [{ type: "text", text: "think" }] },
+      { type: "text", text: "hello" }]),
+    said("m3", "bye", { id: "s9", attributes: { via: "slack" } })
   ] })]);
   assert.deepEqual(stored, expected({
     lastSeq: 7, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
@@ -52,7 +68,7 @@ test("a fresh thread: the snapshot's messages, or the empty line", () => {
       { key: "turn:1", kind: "turn", runId: null, notes: [], parts: [
         { key: "message:m2:0", kind: "reasoning", text: "think" },
         { key: "message:m2:1", kind: "text", text: "hello" }] },
-      { key: "signal:s9", kind: "signal", signal: { id: "s9", type: "user", contents: "bye" } }
+      { key: "signal:s9", kind: "signal", signal: { id: "s9", type: "user", contents: "bye", attributes: { via: "slack" } } }
     ],
     parts: { "message:m2:0": "turn:1", "message:m2:1": "turn:1" },
     seenSignals: { m1: true, s9: true }
@@ -69,7 +85,7 @@ test("resume: duplicates change nothing, a gap is recorded and the chunk applied
     { type: "client-offline" },
     { type: "client-connecting", resuming: true },
     // the resumed snapshot: the page keeps its transcript (these messages are not drawn again)
-    snapshot(4, { activeRunId: "r1", messages: [{ id: "m1", role: "user", content: "hi" }] })
+    snapshot(4, { activeRunId: "r1", messages: [said("m1", "hi")] })
   ]);
   assert.equal(live.lastSeq, 4);
   assert.equal(live.items.length, 2);
@@ -116,8 +132,7 @@ test("a run that ends while the page is disconnected is finished by the resumed 
   const resumed = run(before, [
     { type: "client-connecting", resuming: true },
     // the run is over on the server: no active run, its messages stored; the chunks after 2 follow
-    snapshot(2, { activeRunId: null, messages: [
-      { id: "m1", role: "assistant", content: [{ type: "text", text: "partial" }] }] })
+    snapshot(2, { activeRunId: null, messages: [answered("m1", [{ type: "text", text: "partial" }])] })
   ]);
   assert.deepEqual([resumed.activeRunId, resumed.runs.r1, resumed.items, resumed.lastSeq],
     [null, { status: "running", reason: null }, before.items, 2]);
@@ -204,9 +219,8 @@ test("joining a run that waits for approval: its stored card is the card, once",
   const approval = { runId: "r1", agentId: "bot", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" } };
   const key = toolKey("r1", "c1");
   const joined = run(initialState(), [snapshot(20, { activeRunId: "r1", approvals: [approval], messages: [
-    { id: "s1", role: "user", content: "hi", metadata: { signal: HI } },
-    { id: "a1", role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "delete-file",
-      args: { path: "/tmp/x" } }] }
+    said("s1", "hi"),
+    answered("a1", [invocation("c1", "delete-file", { path: "/tmp/x" })])
   ] })]);
   const card = { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, status: "called",
     result: null, turn: "turn:1" };
@@ -216,7 +230,8 @@ test("joining a run that waits for approval: its stored card is the card, once",
     { [key]: card },
     { [key]: { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, deciding: false,
       turn: "turn:1" } },
-    [{ key: "signal:s1", kind: "signal", signal: HI }, storedTurn]
+    [{ key: "signal:s1", kind: "signal", signal: { id: "s1", type: "user", contents: "hi", attributes: {} } },
+      storedTurn]
   ]);
 
   const replayed = run(joined, [
@@ -265,11 +280,9 @@ test("a provider that reuses tool-call ids across runs: one card per run, each w
 
   // the stored messages of the same two runs: each result goes to the card of its own turn
   const stored = run(initialState(), [snapshot(8, { messages: [
-    { id: "a1", role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0", toolName: "search", args: { q: "a" } }] },
-    { id: "t1", role: "tool", content: [{ type: "tool-result", toolCallId: "call_0", toolName: "search", result: "A" }] },
-    { id: "u2", role: "user", content: "again" },
-    { id: "a2", role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0", toolName: "search", input: { q: "b" } }] },
-    { id: "t2", role: "tool", content: [{ type: "tool-result", toolCallId: "call_0", toolName: "search", output: "B" }] }
+    answered("a1", [invocation("call_0", "search", { q: "a" }, "A")]),
+    said("u2", "again"),
+    answered("a2", [invocation("call_0", "search", { q: "b" }, "B")])
   ] })]);
   const s1 = toolKey("message:a1", "call_0");
   const s2 = toolKey("message:a2", "call_0");
@@ -346,7 +359,7 @@ test("events past the retention window: the thread's messages replace the transc
     chunk(2, "text-delta", "r1", { id: "t1", text: "lost" }),
     { type: "client-offline" },
     snapshot(2),
-    chunk(40, "data-thread-snapshot", null, {}, { data: { messages: [{ id: "m1", role: "user", content: "kept" }] } })
+    chunk(40, "data-thread-snapshot", null, {}, { data: { messages: [said("m1", "kept")] } })
   ]);
   assert.deepEqual([state.items, state.gaps, state.lastSeq, state.epoch], [
     [{ key: "signal:m1", kind: "signal", signal: { id: "m1", type: "user", contents: "kept", attributes: {} } }],

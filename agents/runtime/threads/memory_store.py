@@ -21,7 +21,7 @@ from ..errors import SignalError
 from ..limits import check_pending_inputs
 from ..signal import echo_chunk, render_content
 from ..state_tracking import apply_state_signal
-from ..stored_messages import signal_to_stored, stored_form, to_model_messages
+from ..stored_messages import signal_to_stored, stored_form
 from .store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease, thread_key
 from .decision import (DELIVER, ECHO, QUEUE, STEP_KINDS, THREAD_BLOCKED, WAITING_KINDS, LeaseView, input_decide,
                        lease_held, next_run)
@@ -262,7 +262,7 @@ class InMemoryThreadStore:
             # a gap above ``last_seq - retention`` is a dead run's reserved seqs, not pruned ones
             if log and log[0]["seq"] > after_seq + 1 and after_seq < lease["last_seq"] - self.event_retention:
                 snapshot = snapshot_chunk(thread_id=lease["thread_id"], resource_id=lease["resource_id"],
-                                          messages=to_model_messages(self.history.get(lease["key"], ())),
+                                          messages=list(self.history.get(lease["key"], ())),
                                           seq=log[0]["seq"] - 1)
                 return [snapshot] + rows
             log = rows

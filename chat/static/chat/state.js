@@ -316,37 +316,46 @@ function rebuild(s, messages) {
   if (!messages.length) pushItem(s, { key: "empty", kind: "empty" });
 }
 
-function storedMessage(s, m) {
-  const meta = m.metadata || {};
-  if (m.role === "user") {
+/* A stored message, in Mastra's stored format ({format: 2, parts}) as the server sends them: a
+   signal (role "signal", or a plain "user" message), or an assistant message whose tool invocations
+   carry their results. System messages are not shown. */
+function formatTwo(s, m) {
+  const content = m.content;
+  const parts = content.parts;
+  if (m.role === "signal" || m.role === "user") {
     s.standalone = null;
-    showSignal(s, meta.signal || { id: m.id, type: "user", contents: m.content, attributes: {} }, null);
+    const meta = (content.metadata && content.metadata.signal) || {};
+    const texts = parts.every(function (p) { return p.type === "text"; });
+    const contents = texts ? parts.map(function (p) { return p.text; }).join("") : parts;
+    const signal = { id: meta.id || m.id, type: meta.type || "user", contents: contents,
+      attributes: meta.attributes || {} };
+    if (meta.tagName && meta.tagName !== signal.type) signal.tagName = meta.tagName;
+    showSignal(s, signal, null);
     return;
   }
-  if (m.role === "assistant") {
-    const turnKey = turnFor(s, null);
-    const parts = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content || []);
-    parts.forEach(function (p, i) {
-      const key = "message:" + m.id + ":" + i;
-      if (p.type === "text" && p.text) {
-        addPart(s, turnKey, { key: key, kind: "text", text: p.text });
-      } else if (p.type === "reasoning") {
-        addPart(s, turnKey, { key: key, kind: "reasoning", text: p.text || "" });
-      } else if (p.type === "tool-call") {
-        addTool(s, toolKey("message:" + m.id, p.toolCallId), turnKey, null, p.toolCallId, p.toolName,
-          p.args !== undefined ? p.args : p.input);
+  if (m.role !== "assistant") return;
+  const turnKey = turnFor(s, null);
+  parts.forEach(function (p, i) {
+    const key = "message:" + m.id + ":" + i;
+    if (p.type === "text" && p.text) {
+      addPart(s, turnKey, { key: key, kind: "text", text: p.text });
+    } else if (p.type === "reasoning") {
+      const text = p.reasoning || (p.details || []).map(function (d) { return d.text || ""; }).join("");
+      addPart(s, turnKey, { key: key, kind: "reasoning", text: text });
+    } else if (p.type === "tool-invocation" && p.toolInvocation) {
+      const call = p.toolInvocation;
+      const toolCard = toolKey("message:" + m.id, call.toolCallId);
+      addTool(s, toolCard, turnKey, null, call.toolCallId, call.toolName, call.args);
+      if (call.state === "result") {
+        toolResult(s, toolCard, function () { return turnKey; }, null, call.toolCallId, call.toolName, call.result,
+          call.isError);
       }
-    });
-    return;
-  }
-  if (m.role === "tool") {
-    (m.content || []).forEach(function (p) {
-      if (p.type !== "tool-result") return;
-      const key = storedToolKey(s, p.toolCallId) || toolKey("message:" + m.id, p.toolCallId);
-      toolResult(s, key, function () { return turnFor(s, null); }, null, p.toolCallId, p.toolName,
-        p.result !== undefined ? p.result : p.output, p.isError);
-    });
-  }
+    }
+  });
+}
+
+function storedMessage(s, m) {
+  if (m.content && m.content.format === 2 && Array.isArray(m.content.parts)) formatTwo(s, m);
 }
 
 /* A stored result belongs to the latest stored card of its tool-call id still waiting for one. */
