@@ -67,6 +67,15 @@ def requested_resource(query_string: bytes) -> str | None:
     return values[-1] if values and values[-1] else None
 
 
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """A websocket path the chat does not serve: closed with 4404 once the handshake is done (a
+    close code reaches the browser only then), so that the page stops retrying."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_NOT_FOUND)
+
+
 class ThreadConsumer(AsyncWebsocketConsumer):
     #: no channel of its own: the thread runtime brings chunks from other processes (one listener
     #: per thread and process), so a socket needs no reader on the channel layer (on Redis that
@@ -151,11 +160,11 @@ class ThreadConsumer(AsyncWebsocketConsumer):
                 self.session_checked_at = self.clock()
             replies = await ACTIONS[frame.type](self.target, frame)
         except MastraError as exc:
-            replies = [error_frame(exc.code, exc.message)]
+            replies = [error_frame(exc.code, exc.message, frame.type if frame else None)]
         except Exception:
             logger.exception("chat websocket: a %s frame on %s failed", frame.type if frame else "client",
                              self.target.thread_id)
-            replies = [error_frame("internal_error", "the frame could not be handled")]
+            replies = [error_frame("internal_error", "the frame could not be handled", frame.type if frame else None)]
         for reply in replies:
             await self.send_json(reply)
 
@@ -187,4 +196,4 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(content))
 
 
-__all__ = ["CLOSE_NOT_FOUND", "CLOSE_NOT_SIGNED_IN", "ThreadConsumer"]
+__all__ = ["CLOSE_NOT_FOUND", "CLOSE_NOT_SIGNED_IN", "NoSuchSocket", "ThreadConsumer"]

@@ -80,5 +80,10 @@ def _id(value: Any) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 255
 
 
-def error_frame(code: str, message: str) -> dict:
-    return {"type": "error", "code": code, "message": message}
+def error_frame(code: str, message: str, frame_type: str | None = None) -> dict:
+    """An error frame; ``frame`` names the type of the client frame it refuses, when there was one
+    (the page gives a refused message's text back to its composer)."""
+    out = {"type": "error", "code": code, "message": message}
+    if frame_type:
+        out["frame"] = frame_type
+    return out

@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Run, ThreadLease, ToolApproval
+from agents.registry import get_mastra
+from agents.runtime.providers.credentials import MissingKey, missing_keys
 from inbox.models import NotificationRecord
 
 PRIORITIES = ("urgent", "high", "medium", "low")
@@ -46,12 +48,15 @@ class Dashboard:
     usage_days: list[str] = field(default_factory=list)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     chart: dict = field(default_factory=dict)
+    #: agents that cannot answer: their provider key is not set
+    missing_keys: list[MissingKey] = field(default_factory=list)
 
 
 def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     """Every figure of the dashboard at ``now``."""
     now = now or timezone.now()
     board = Dashboard()
+    board.missing_keys = missing_keys(get_mastra().get_agents().values())
     held = dict(ThreadLease.objects.exclude(owner_run_id=None).values_list("status").annotate(n=Count("pk")))
     board.threads = [Figure(status, held.get(status, 0), changelist("agents_threadlease", status=status))
                      for status in ("running", "suspended")]

@@ -1,6 +1,6 @@
 """A process's background work: thread recovery and the notification dispatcher.
 
-Three periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Four periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -12,7 +12,9 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
   Celery beat runs the same dispatch instead;
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
-  definitions (``agents.editor.sync``).
+  definitions (``agents.editor.sync``);
+- ``provider-keys`` (at start, then daily): a warning for each agent whose provider key is not set
+  (``agents.runtime.providers.credentials``): it could not answer anyone.
 
 Where they run:
 
@@ -37,6 +39,8 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from agents.editor.sync import sync_at_start
+from agents.registry import get_mastra
+from agents.runtime.providers.credentials import missing_keys
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
 
@@ -61,6 +65,11 @@ async def dispatch_notifications() -> None:
     await dispatch_due_notifications()
 
 
+async def warn_missing_keys() -> None:
+    for found in missing_keys(get_mastra().get_agents().values()):
+        logger.warning("%s", found.message())
+
+
 JOBS = (
     Job("thread-recovery", recover_threads, interval=lambda: settings.MASTRA_THREAD_LEASE_TTL_MS / 3000.0),
     Job("notification-dispatch", dispatch_notifications,
@@ -68,6 +77,7 @@ JOBS = (
         enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
+    Job("provider-keys", warn_missing_keys, interval=lambda: 86400.0),
 )
 
 

@@ -40,6 +40,8 @@ from .signal import is_transient_message, render_signal
 FORMAT = 2
 #: the stored roles (Mastra's ``MastraDBMessage``)
 STORED_ROLES = ("user", "assistant", "system", "signal")
+#: what :func:`answers_stamped` adds to an answer's ``content.metadata``
+ANSWER_STAMP = ("agentId", "runId")
 #: an image part without a media type is stored with this one
 IMAGE_ANY = "image/*"
 
@@ -392,6 +394,8 @@ def to_model_messages(stored: Iterable[dict]) -> list[dict]:
             out.append(_envelope(message, render_signal(stored_to_signal(message))))
             continue
         if role == "assistant":
+            if is_error_entry(message):  # for the people reading the thread, not for the model
+                continue
             parts = content.get("parts") or []
             invocations = [p.get("toolInvocation") or {} for p in parts if p.get("type") == "tool-invocation"]
             results_only = bool(invocations) and len(invocations) == len(parts) and all(
@@ -402,8 +406,10 @@ def to_model_messages(stored: Iterable[dict]) -> list[dict]:
                              "createdAt": message.get("createdAt")}
                 if message.get("type"):
                     assistant["type"] = message["type"]
-                if content.get("metadata"):
-                    assistant["metadata"] = copy.deepcopy(content["metadata"])
+                # the agent and run that wrote an answer are for its readers, not for the model
+                meta = {k: v for k, v in (content.get("metadata") or {}).items() if k not in ANSWER_STAMP}
+                if meta:
+                    assistant["metadata"] = copy.deepcopy(meta)
                 if content.get("providerMetadata"):
                     assistant["providerOptions"] = copy.deepcopy(content["providerMetadata"])
                 out.append(_envelope(message, assistant))
@@ -438,6 +444,40 @@ def to_model_messages(stored: Iterable[dict]) -> list[dict]:
             plain["providerOptions"] = copy.deepcopy(content["providerMetadata"])
         out.append(_envelope(message, plain))
     return out
+
+
+def answers_stamped(messages: list[dict], *, agent_id: str | None, run_id: str) -> list[dict]:
+    """``messages`` (stored) with each assistant message naming the agent and the run that wrote
+    it in ``content.metadata`` (``agentId``, ``runId``): a thread answered by several agents shows
+    each answer under its own agent."""
+    out = []
+    for message in messages:
+        if message.get("role") == "assistant" and is_stored(message):
+            meta = {**(message["content"].get("metadata") or {}), "runId": run_id}
+            if agent_id:
+                meta["agentId"] = agent_id
+            message = {**message, "content": {**message["content"], "metadata": meta}}
+        out.append(message)
+    return out
+
+
+def error_entry(*, message_id: str, created_at: str, agent_id: str | None, run_id: str, code: str,
+                reason: str) -> dict:
+    """What a failed run leaves in its thread: an assistant message without parts whose
+    ``content.metadata.error`` says why (``code``, ``message``), so that a reader of the thread sees
+    the failure after a reload. It is never shown to the model (:func:`to_model_messages`)."""
+    meta: dict = {"runId": run_id, "error": {"code": code, "message": reason}}
+    if agent_id:
+        meta["agentId"] = agent_id
+    return {"id": message_id, "role": "assistant", "createdAt": created_at,
+            "content": {"format": FORMAT, "parts": [], "metadata": meta}}
+
+
+def is_error_entry(message: dict) -> bool:
+    """Whether a stored message is a failed run's :func:`error_entry`."""
+    content = message.get("content")
+    return (message.get("role") == "assistant" and isinstance(content, dict) and not content.get("parts")
+            and isinstance((content.get("metadata") or {}).get("error"), dict))
 
 
 def is_transient_stored(message: dict) -> bool:

@@ -61,8 +61,13 @@ async def test_a_failed_memory_run_is_recorded_and_keeps_the_input():
     [run] = await all_runs()
     assert (run.id, run.status, run.finish_reason, run.error, (run.thread and run.thread.thread_id)) == (
         result.run_id, "failed", "error", "upstream down", "t-fail")
-    stored = await sync_to_async(lambda: [(m.role, m.content) for m in Message.objects.filter(thread__thread_id="t-fail")])()
-    assert stored == [("user", {"format": 2, "parts": [{"type": "text", "text": "keep me"}], "content": "keep me"})]
+    stored = await sync_to_async(lambda: [(m.role, m.content) for m in Message.objects.filter(thread__thread_id="t-fail")
+                                          .order_by("id")])()
+    # the input, then why the run failed: a reader who reloads the thread sees the reason
+    assert stored == [("user", {"format": 2, "parts": [{"type": "text", "text": "keep me"}], "content": "keep me"}),
+                      ("assistant", {"format": 2, "parts": [], "metadata": {
+                          "runId": result.run_id, "agentId": "runs-agent",
+                          "error": {"code": "model_error", "message": "upstream down"}}})]
 
 
 async def test_an_aborted_run_is_recorded_as_aborted():

@@ -58,6 +58,34 @@ async def test_an_unknown_agent_or_one_without_memory_is_closed_with_4404(chat_s
     assert await close_code(comm) == 4404
 
 
+@pytest.mark.parametrize("thread_id", ["github:acme/app", "acme/app#12", "a/b/c/", "slack:T1:C2:1700000000.0001"])
+async def test_a_thread_id_with_slashes_colons_or_hashes_opens_and_streams(chat_site, alice, thread_id):
+    """The page percent-encodes the thread id in the socket's URL (``encodeURIComponent``); the
+    server decodes the path, and the route takes the id whole."""
+    from urllib.parse import quote
+
+    comm = await open_socket(alice, thread=quote(thread_id, safe=""))
+    snapshot = await comm.receive_json_from()
+    assert (snapshot["type"], snapshot["messages"]) == ("snapshot", [])
+    frames = await run_once(comm, "hello")
+    assert frames[-1]["type"] == "finish"
+    await wait_idle("alice", thread_id)
+    assert await sync_to_async(Thread.objects.filter(resource_id="alice", thread_id=thread_id).count)() == 1
+    await comm.disconnect()
+
+
+async def test_a_websocket_path_the_chat_does_not_serve_is_closed_with_4404(chat_site, alice, caplog):
+    from channels.testing import WebsocketCommunicator
+
+    from mastra_site.asgi import application
+
+    comm = WebsocketCommunicator(application, "/ws/nothing/here/", headers=[(b"host", b"testserver"),
+                                                                            (b"origin", b"http://testserver")])
+    connected, _ = await comm.connect(timeout=5)
+    assert connected and await close_code(comm) == 4404
+    assert [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")] == []
+
+
 async def test_another_users_thread_id_opens_the_callers_own_thread(chat_site, alice, bob):
     await sync_to_async(Thread.objects.create)(thread_id="alices", resource_id="alice")
     await sync_to_async(Message.objects.create)(message_id="m1", thread_id="alice\x1falices", resource_id="alice",
@@ -455,7 +483,7 @@ async def test_a_frame_may_not_set_a_model_connection(chat_site, alice, capture,
     await comm.receive_json_from()
     await send(comm, {"type": kind, "message": "hi", "model": {"id": provider, "baseURL": capture.url}})
     assert await comm.receive_json_from() == {
-        "type": "error", "code": "model_connection_forbidden",
+        "type": "error", "code": "model_connection_forbidden", "frame": kind,
         "message": "model.baseURL: a request may not set a model connection (base URL, headers, keys); "
                    "name a model by its id, e.g. 'openai/gpt-4o'"}
     assert await comm.receive_nothing()
@@ -469,7 +497,7 @@ async def test_a_frame_may_name_only_a_model_the_agent_allows(chat_site, alice, 
     await comm.receive_json_from()
     await send(comm, {"type": "send-message", "message": "hi", "model": "openai/gpt-4o"})
     assert await comm.receive_json_from() == {
-        "type": "error", "code": "model_forbidden",
+        "type": "error", "code": "model_forbidden", "frame": "send-message",
         "message": "model: agent 'chat-bot' does not let callers choose the model 'openai/gpt-4o'"}
     await send(comm, {"type": "send-message", "message": "hi", "model": {"id": "local/echo"}})
     assert (await comm.receive_json_from())["code"] == "invalid_model"

@@ -71,7 +71,8 @@ def test_frames_over_one_mib_are_answered_by_the_site_not_cut_by_daphne(db_url_f
         "at the limit": {"type": "pong"},
         "one byte over": {"type": "error", "code": "frame_too_large",
                           "message": f"the frame is larger than {limit} bytes"},
-        "1.05 MB message": {"type": "error", "code": "signal_too_large", "message": out["1.05 MB message"]["message"]},
+        "1.05 MB message": {"type": "error", "code": "signal_too_large", "frame": "send-message",
+                            "message": out["1.05 MB message"]["message"]},
         "far over": "connection closed",
     }
 

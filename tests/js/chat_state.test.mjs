@@ -65,7 +65,7 @@ test("a fresh thread: the snapshot's messages, or the empty line", () => {
     lastSeq: 7, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
     items: [
       { key: "signal:m1", kind: "signal", signal: { id: "m1", type: "user", contents: "hi", attributes: {} } },
-      { key: "turn:1", kind: "turn", runId: null, notes: [], parts: [
+      { key: "turn:1", kind: "turn", runId: null, agentId: null, notes: [], parts: [
         { key: "message:m2:0", kind: "reasoning", text: "think" },
         { key: "message:m2:1", kind: "text", text: "hello" }] },
       { key: "signal:s9", kind: "signal", signal: { id: "s9", type: "user", contents: "bye", attributes: { via: "slack" } } }
@@ -105,7 +105,7 @@ test("resume: duplicates change nothing, a gap is recorded and the chunk applied
     lastSeq: 9, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
     items: [
       { key: "signal:s1", kind: "signal", signal: HI },
-      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "Hello!" }] }
+      { key: "turn:1", kind: "turn", runId: "r1", agentId: null, notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "Hello!" }] }
     ],
     runTurn: { r1: { turn: "turn:1", split: false } },
     parts: { "r1:text:t1": "turn:1" },
@@ -145,7 +145,7 @@ test("a run that ends while the page is disconnected is finished by the resumed 
     lastSeq: 4, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
     items: [
       { key: "empty", kind: "empty" },
-      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "partial" }] }
+      { key: "turn:1", kind: "turn", runId: "r1", agentId: null, notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "partial" }] }
     ],
     runTurn: { r1: { turn: "turn:1", split: false } },
     parts: { "r1:text:t1": "turn:1" },
@@ -179,7 +179,7 @@ test("an approval that arrives before its tool card shows, then attaches to the 
     lastSeq: 14, synced: true, connection: CONNECTED, epoch: 1, nextKey: 2,
     items: [
       { key: "signal:s1", kind: "signal", signal: HI },
-      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "tool:" + key, kind: "tool", tool: key }] }
+      { key: "turn:1", kind: "turn", runId: "r1", agentId: null, notes: [], parts: [{ key: "tool:" + key, kind: "tool", tool: key }] }
     ],
     runTurn: { r1: { turn: "turn:1", split: false } },
     parts: { ["tool:" + key]: "turn:1" },
@@ -224,7 +224,7 @@ test("joining a run that waits for approval: its stored card is the card, once",
   ] })]);
   const card = { runId: "r1", toolCallId: "c1", toolName: "delete-file", args: { path: "/tmp/x" }, status: "called",
     result: null, turn: "turn:1" };
-  const storedTurn = { key: "turn:1", kind: "turn", runId: null, notes: [],
+  const storedTurn = { key: "turn:1", kind: "turn", runId: null, agentId: null, notes: [],
     parts: [{ key: "tool:" + toolKey("message:a1", "c1"), kind: "tool", tool: key }] };
   assert.deepEqual([joined.tools, joined.approvals, joined.items], [
     { [key]: card },
@@ -272,8 +272,8 @@ test("a provider that reuses tool-call ids across runs: one card per run, each w
     },
     [
       { key: "empty", kind: "empty" },
-      { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "tool:" + k1, kind: "tool", tool: k1 }] },
-      { key: "turn:2", kind: "turn", runId: "r2", notes: [], parts: [{ key: "tool:" + k2, kind: "tool", tool: k2 }] }
+      { key: "turn:1", kind: "turn", runId: "r1", agentId: null, notes: [], parts: [{ key: "tool:" + k1, kind: "tool", tool: k1 }] },
+      { key: "turn:2", kind: "turn", runId: "r2", agentId: null, notes: [], parts: [{ key: "tool:" + k2, kind: "tool", tool: k2 }] }
     ],
     ["r1", "r2"]
   ]);
@@ -333,9 +333,9 @@ test("an input in the middle of a run: the run's next words go below it", () => 
     chunk(5, "abort", "r1", { reason: "aborted" })
   ]);
   assert.deepEqual(state.items, [
-    { key: "turn:1", kind: "turn", runId: "r1", notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "first" }] },
+    { key: "turn:1", kind: "turn", runId: "r1", agentId: null, notes: [], parts: [{ key: "r1:text:t1", kind: "text", text: "first" }] },
     { key: "signal:n1", kind: "signal", signal: { id: "n1", type: "notification", contents: "CI failed" } },
-    { key: "turn:2", kind: "turn", runId: "r1", notes: [{ text: "■ Stopped", cls: "muted" }],
+    { key: "turn:2", kind: "turn", runId: "r1", agentId: null, notes: [{ text: "■ Stopped", cls: "muted" }],
       parts: [{ key: "r1:text:t2", kind: "text", text: "second" }] }
   ]);
   assert.deepEqual([state.runs, state.activeRunId, state.effects], [{ r1: { status: "aborted", reason: "aborted" } }, null, []]);
@@ -371,4 +371,53 @@ test("another thread: nothing of the last one stays, keys are never reused", () 
   const before = run(initialState(), [snapshot(5), chunk(6, "start", "r1")]);
   const reset = run(before, [{ type: "client-reset" }]);
   assert.deepEqual(reset, expected({ nextKey: 2, epoch: 2 }));
+});
+
+test("each answer is labelled with the agent that wrote it, a live one with the page's agent", () => {
+  const state = run(initialState(), [
+    { type: "client-reset", agentId: "triage" },
+    snapshot(9, { messages: [
+      said("u1", "first"),
+      { ...answered("a1", [{ type: "text", text: "from ops" }]),
+        content: { format: 2, parts: [{ type: "text", text: "from ops" }], metadata: { agentId: "ops", runId: "r1" } } },
+      { ...answered("a2", []), content: { format: 2, parts: [{ type: "text", text: "still ops" }],
+        metadata: { agentId: "ops", runId: "r1" } } },
+      said("u2", "second"),
+      { ...answered("a3", []), content: { format: 2, parts: [{ type: "text", text: "from triage" }],
+        metadata: { agentId: "triage", runId: "r2" } } }
+    ] }),
+    chunk(10, "start", "r3"),
+    chunk(11, "text-delta", "r3", { id: "t", text: "live" })
+  ]);
+  assert.deepEqual(state.items.filter((i) => i.kind === "turn").map((t) => [t.agentId, t.parts.length]),
+    [["ops", 2], ["triage", 1], ["triage", 1]]);
+  assert.equal(state.agentId, "triage");
+});
+
+test("a failed run: its stored reason and a retry of its input, live and after a reload", () => {
+  const failed = { ...answered("e1", []), content: { format: 2, parts: [],
+    metadata: { agentId: "ops", runId: "r1", error: { code: "model_error", message: "OPENAI_API_KEY is not set" } } } };
+  const reloaded = run(initialState(), [snapshot(5, { messages: [said("u1", "hello there"), failed] })]);
+  assert.deepEqual(reloaded.items.map((i) => [i.kind, i.notes || null]), [
+    ["signal", null],
+    ["turn", [{ text: "⚠ OPENAI_API_KEY is not set", cls: "error-note", retry: "hello there" }]]
+  ]);
+
+  const live = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "data-user-message", "r1", {}, { data: { id: "s1", type: "user", contents: "try me" } }),
+    chunk(3, "finish", "r1", { stepResult: { reason: "error" } })
+  ]);
+  const turn = live.items.find((i) => i.kind === "turn");
+  assert.deepEqual(turn.notes, [{ text: "The run failed.", cls: "error-note", retry: "try me" }]);
+});
+
+test("a refused message asks the page to give its text back; other errors do not", () => {
+  const refused = run(initialState(), [snapshot(0),
+    { type: "error", code: "model_unavailable", message: "no key", frame: "send-message" }]);
+  assert.deepEqual(refused.effects, [{ type: "refused" }]);
+  const other = run(initialState(), [snapshot(0),
+    { type: "error", code: "approval_stale", message: "gone", frame: "tool-approval" }]);
+  assert.deepEqual(other.effects, []);
 });

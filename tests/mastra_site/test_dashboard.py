@@ -81,3 +81,34 @@ def test_the_dashboard_links_open_their_filtered_lists(admin_client):
     bar = [b for b in board.chart["bars"] if b["title"].startswith(f"bot {now.date().isoformat()}")][0]
     runs = admin_client.get(bar["url"])
     assert sorted(run.id for run in runs.context["cl"].result_list) == ["r1", "r2"]
+
+
+def keyless_site(monkeypatch):
+    """A site whose ``ops`` agent needs an OpenAI key that is not set."""
+    from agents.runtime import Agent, Mastra
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    site = Mastra(agents={"ops": Agent(id="ops", instructions="x", model="openai/gpt-4o-mini"),
+                          "echo": Agent(id="echo", instructions="x", model="local/echo")})
+    return site
+
+
+def test_agents_without_their_provider_key_are_on_the_dashboard(admin_client, monkeypatch):
+    from mastra_site import dashboard
+
+    monkeypatch.setattr(dashboard, "get_mastra", lambda: keyless_site(monkeypatch))
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert 'id="dash-missing-keys"' in page
+    assert "<tr><td>ops</td><td>openai</td><td>set OPENAI_API_KEY</td></tr>" in page
+    assert "<td>echo</td>" not in page
+
+
+async def test_a_serving_process_warns_at_start_for_each_agent_without_its_key(monkeypatch, caplog):
+    from mastra_site import workers
+
+    monkeypatch.setattr(workers, "get_mastra", lambda: keyless_site(monkeypatch))
+    with caplog.at_level("WARNING", logger="mastra_site.workers"):
+        await workers.warn_missing_keys()
+    assert [r.getMessage() for r in caplog.records] == [
+        "agent 'ops' cannot answer: provider 'openai' needs an API key (set OPENAI_API_KEY)"]

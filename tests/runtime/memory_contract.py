@@ -99,7 +99,8 @@ class MemoryThreadContract:
                           execute=lambda input: {"sum": input["a"] + input["b"]})
         model = ScriptedModel([tool_step(("c1", "add", {"a": 2, "b": 3})), text_step("It is 5.")])
         agent = Agent(id="calc", instructions="x", model=model, tools={"add": add}, memory=memory)
-        await agent.generate("2+3?", memory={"resource": R, "thread": T})
+        result = await agent.generate("2+3?", memory={"resource": R, "thread": T})
+        stamp = {"agentId": "calc", "runId": result.run_id}  # each answer names its agent and run
         recalled = await memory.recall(resource_id=R, thread_id=T)
         assert (recalled.total, recalled.page, recalled.per_page, recalled.has_more) == (3, 0, 10, False)
         user, call, answer = recalled.messages
@@ -107,8 +108,9 @@ class MemoryThreadContract:
         assert user["content"] == {"format": 2, "parts": [{"type": "text", "text": "2+3?"}], "content": "2+3?"}
         assert call["role"] == "assistant" and call["content"] == {"format": 2, "parts": [{
             "type": "tool-invocation", "toolInvocation": {"state": "result", "toolCallId": "c1", "toolName": "add",
-                                                          "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}]}
-        assert answer["content"] == {"format": 2, "parts": [{"type": "text", "text": "It is 5."}]}
+                                                          "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}],
+            "metadata": stamp}
+        assert answer["content"] == {"format": 2, "parts": [{"type": "text", "text": "It is 5."}], "metadata": stamp}
         newest = await memory.recall(resource_id=R, thread_id=T, per_page=2)
         assert [m["id"] for m in newest.messages] == [call["id"], answer["id"]] and newest.has_more is True
         older = await memory.recall(resource_id=R, thread_id=T, per_page=2, page=1)

@@ -256,4 +256,12 @@ async def test_a_failed_run_still_saves_its_input():
     agent = Agent(id="a", instructions="x", model=ScriptedModel([ModelError("down")]), memory=memory)
     result = await agent.generate("Do not lose me", memory=MEM)
     assert result.finish_reason == "error"
-    assert await stored(memory) == [("user", "Do not lose me")]
+    saved = await memory.store.list_messages(resource_id="user-1", thread_id="thread-1")
+    assert [(m["role"], m["content"]["parts"]) for m in saved] == [
+        ("user", [{"type": "text", "text": "Do not lose me"}]), ("assistant", [])]
+    assert saved[1]["content"]["metadata"] == {"runId": result.run_id, "agentId": "a",
+                                               "error": {"code": "model_error", "message": "down"}}
+    # the failure is for the thread's readers: the model of the next run does not see it
+    model = ScriptedModel([text_step("back")])
+    await Agent(id="a", instructions="x", model=model, memory=memory).generate("again", memory=MEM)
+    assert seen(model.requests[0]) == [("user", "Do not lose me"), ("user", "again")]

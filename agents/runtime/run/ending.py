@@ -7,11 +7,11 @@ import logging
 from typing import Any
 
 from ..errors import StructuredOutputError
-from ..messages import now_iso
+from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
-from ..stored_messages import stored_form
+from ..stored_messages import answers_stamped, error_entry, stored_form
 from ..tracing import spans_export
 from ..transforms import transcript_messages
 from . import processing, structured
@@ -114,26 +114,39 @@ def unsaved_messages(run: Any) -> list[dict]:
 async def save_memory(run: Any) -> None:
     """Save the run's messages not saved yet into its memory thread (none without memory)."""
     mem = run.memory
-    pending = unsaved_messages(run)
-    if not pending:
+    if not mem or mem.get("read_only"):
         return
-    await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"],
-                                     messages=await stored_messages(run, pending))
+    pending = unsaved_messages(run)
+    messages = await stored_messages(run, pending)
+    if not messages:
+        return
+    await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"], messages=messages)
     mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
 
 
 async def stored_messages(run: Any, pending: list[dict]) -> list[dict]:
     """``pending`` (the run's messages not saved yet) as memory stores them: through the transcript
-    transforms, in Mastra's stored format (``stored_form``). A tool result whose call was saved
-    before (a run resumed after an approval) comes with that call's assistant message, saved again."""
+    transforms, in Mastra's stored format (``stored_form``), each answer naming its agent and run
+    (``answers_stamped``); a failed run adds its :func:`error_entry`. A tool result whose call was
+    saved before (a run resumed after an approval) comes with that call's assistant message, saved
+    again."""
+    agent_id = getattr(run.agent, "id", None)
+    failure = []
+    if run.finish_reason == "error" and run.memory and not run.memory.get("read_only"):
+        # the reason stays in the thread: a reader who reloads sees why the run failed
+        error = run.error
+        failure = [error_entry(message_id=new_id(), created_at=now_iso(), agent_id=agent_id, run_id=run.run_id,
+                               code=getattr(error, "code", None) or "run_failed",
+                               reason=redact_text(str(error)) if error else "the run failed")]
     if not pending:
-        return []
+        return failure
     mem = run.memory or {}
     earlier: list[dict] = []
     if answers_earlier_calls(pending):
         saved = (run.input_messages + run.response_messages)[:mem.get("saved_upto", 0)]
         earlier = run.remembered + await transcript_messages(run, saved)
-    return stored_form(await transcript_messages(run, pending), earlier=earlier)
+    stored = stored_form(await transcript_messages(run, pending), earlier=earlier)
+    return answers_stamped(stored, agent_id=agent_id, run_id=run.run_id) + failure
 
 
 def answers_earlier_calls(messages: list[dict]) -> bool:

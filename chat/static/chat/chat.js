@@ -26,14 +26,23 @@ let agents = [];
 let agentId = null;
 let threadId = null;
 let socket = null;
+let unanswered = []; // texts sent and not yet accepted or refused, oldest first
 
-function agentName() {
-  const a = agents.filter(function (x) { return x.id === agentId; })[0];
-  return a ? a.name : (agentId || "Agent");
+/* The name of agent ``id`` (the page's agent when none is stored for a turn). */
+function agentName(id) {
+  const wanted = id || agentId;
+  const a = agents.filter(function (x) { return x.id === wanted; })[0];
+  return a ? a.name : (wanted || "Agent");
 }
 
 const renderer = createRenderer(ui, {
   agentName: agentName,
+  retry: function (text) {
+    if (sendFrame({ type: "send-message", message: text })) {
+      unanswered.push(text);
+      dispatch({ type: "client-sent" });
+    }
+  },
   decide: function (approval, approved) {
     if (sendFrame({ type: "tool-approval", runId: approval.runId, toolCallId: approval.toolCallId, approved: approved })) {
       dispatch({ type: "client-approval-sent", runId: approval.runId, toolCallId: approval.toolCallId });
@@ -58,7 +67,13 @@ function dispatch(frame) {
   state.effects.forEach(function (effect) {
     if (effect.type === "load-threads") threads.load();
     else if (effect.type === "load-notifications") notifs.load();
-    else if (effect.type === "accepted" && !threads.listed()) threads.load();
+    else if (effect.type === "accepted") {
+      unanswered.shift();
+      if (!threads.listed()) threads.load();
+    } else if (effect.type === "refused") {
+      const text = unanswered.shift();
+      if (text && !ui.composer.value) ui.composer.value = text;
+    }
   });
 }
 
@@ -76,7 +91,8 @@ function openThread(agent, thread) {
   if (socket) socket.close();
   agentId = agent;
   threadId = thread;
-  dispatch({ type: "client-reset" });
+  unanswered = [];
+  dispatch({ type: "client-reset", agentId: agent });
   const hash = "#/agents/" + encodeURIComponent(agent) + "/threads/" + encodeURIComponent(thread);
   if (location.hash !== hash) history.replaceState(null, "", hash);
   threads.mark();
@@ -97,7 +113,8 @@ function openThread(agent, thread) {
 }
 
 function fromHash() {
-  const m = /^#\/agents\/([^/]+)\/threads\/([^/]+)$/.exec(location.hash);
+  // the thread id is percent-encoded by the page; a pasted link may hold its slashes as they are
+  const m = /^#\/agents\/([^/]+)\/threads\/(.+)$/.exec(location.hash);
   return m ? { agent: decodeURIComponent(m[1]), thread: decodeURIComponent(m[2]) } : null;
 }
 
@@ -110,6 +127,7 @@ function submit(type) {
   const text = ui.composer.value;
   if (!text.trim()) return;
   if (sendFrame({ type: type, message: text })) {
+    unanswered.push(text);
     ui.composer.value = "";
     dispatch({ type: "client-sent" });
     renderer.follow();

@@ -73,7 +73,8 @@ function place(parent, node, prev) {
 }
 
 /* createRenderer(ui, actions) -> {render(state), follow()}. ``actions.decide(approval, approved)``
- * answers an approval card; ``actions.agentName()`` labels the assistant's turns. */
+ * answers an approval card; ``actions.agentName(agentId)`` labels the assistant's turns (each with
+ * the agent that answered); ``actions.retry(text)`` sends a failed run's input again. */
 export function createRenderer(ui, actions) {
   const items = new Map(); // item key -> {item, node, ...}
   const approvals = new Map(); // tool key -> {approval, node, yes, no}
@@ -184,7 +185,7 @@ export function createRenderer(ui, actions) {
 
   function turnEntry(item) {
     const wrap = el("div", "msg msg-assistant");
-    wrap.appendChild(el("div", "msg-label", actions.agentName()));
+    wrap.appendChild(el("div", "msg-label", actions.agentName(item.agentId)));
     const body = el("div", "msg-body");
     wrap.appendChild(body);
     if (item.runId) wrap.setAttribute("data-run-id", item.runId);
@@ -211,7 +212,15 @@ export function createRenderer(ui, actions) {
     });
     for (; entry.notes < item.notes.length; entry.notes += 1) {
       const note = item.notes[entry.notes];
-      entry.node.appendChild(el("div", "run-note " + (note.cls || ""), note.text));
+      const line = el("div", "run-note " + (note.cls || ""), note.text);
+      if (note.retry) {
+        const again = el("button", "retry", "Retry");
+        again.type = "button";
+        again.setAttribute("aria-label", "Retry: send the message again");
+        again.addEventListener("click", function () { again.disabled = true; actions.retry(note.retry); });
+        line.appendChild(again);
+      }
+      entry.node.appendChild(line);
     }
   }
 

@@ -27,6 +27,7 @@ const KEEP_ERRORS = 50;
 
 export function initialState() {
   return {
+    agentId: null, // the agent this page talks to: the label of turns whose agent is not stored
     lastSeq: 0,
     synced: false, // a snapshot arrived: the next connection resumes after lastSeq
     connection: { state: "offline", text: "Offline" },
@@ -156,15 +157,19 @@ function recordError(s, error) {
 /* The turn a run's next part goes into: its latest one, or a new one at the end of the transcript
  * (the first, or the first after an input came in the middle of the run). Without a run: the
  * standalone turn. */
-function turnFor(s, runId) {
+/* The turn a run's (or a stored answer's) parts go into; a stored answer of another agent than the
+   turn before it starts a turn of its own, labelled with its agent. */
+function turnFor(s, runId, agentId) {
+  const agent = agentId || s.agentId || null;
   if (runId) {
     const current = s.runTurn[runId];
     if (current && !current.split) return current.turn;
   } else if (s.standalone) {
-    return s.standalone;
+    const standing = s.items[itemIndex(s, s.standalone)];
+    if (!agentId || (standing && standing.agentId === agentId)) return s.standalone;
   }
   const key = newKey(s, "turn:");
-  pushItem(s, { key: key, kind: "turn", runId: runId || null, parts: [], notes: [] });
+  pushItem(s, { key: key, kind: "turn", runId: runId || null, agentId: agent, parts: [], notes: [] });
   if (runId) set(s, "runTurn", runId, { turn: key, split: false });
   else s.standalone = key;
   return key;
@@ -194,11 +199,26 @@ function appendText(s, runId, id, kind, text) {
   updatePart(s, key, function (p) { p.text += text || ""; return p; });
 }
 
-function runNote(s, runId, text, cls) {
+function runNote(s, runId, text, cls, retry) {
   const current = runId && s.runTurn[runId];
   if (!current) return false;
-  updateItem(s, current.turn, function (turn) { turn.notes = turn.notes.concat([{ text: text, cls: cls }]); });
+  turnNote(s, current.turn, text, cls, retry);
   return true;
+}
+
+/* A note under a turn; a failed run's note offers to send its input again (``retry``: that text). */
+function turnNote(s, turnKey, text, cls, retry) {
+  const note = retry ? { text: text, cls: cls, retry: retry } : { text: text, cls: cls };
+  updateItem(s, turnKey, function (turn) { turn.notes = turn.notes.concat([note]); });
+}
+
+/* What a failed turn would send again: the text of the last user message before it. */
+function inputBefore(s, turnKey) {
+  for (let i = itemIndex(s, turnKey) - 1; i >= 0; i -= 1) {
+    const item = s.items[i];
+    if (item.kind === "signal" && item.signal.type === "user") return contentsText(item.signal.contents) || null;
+  }
+  return null;
 }
 
 // -- tools and approvals --------------------------------------------------------------------------
@@ -334,7 +354,14 @@ function formatTwo(s, m) {
     return;
   }
   if (m.role !== "assistant") return;
-  const turnKey = turnFor(s, null);
+  const meta = content.metadata || {};
+  const turnKey = turnFor(s, null, meta.agentId || null);
+  if (meta.error) { // a failed run's entry: why it failed, and a way to try again
+    turnNote(s, turnKey, "⚠ " + (meta.error.message || meta.error.code || "The run failed."), "error-note",
+      inputBefore(s, turnKey));
+    s.standalone = null;
+    return;
+  }
   parts.forEach(function (p, i) {
     const key = "message:" + m.id + ":" + i;
     if (p.type === "text" && p.text) {
@@ -448,7 +475,9 @@ function applyChunk(s, c) {
         s.activeRunId = runId;
         s.runLabel = WAITING_FOR_APPROVAL;
       } else if (reason !== "tool-calls") {
-        if (reason === "error") runNote(s, runId, "The run failed.", "error-note");
+        if (reason === "error" && runId && s.runTurn[runId]) {
+          runNote(s, runId, "The run failed.", "error-note", inputBefore(s, s.runTurn[runId].turn));
+        }
         if (reason === "length") runNote(s, runId, "Stopped at the length limit.", "muted");
         if (runId) endRun(s, runId, reason === "error" ? "failed" : "finished", reason);
         s.effects = s.effects.concat([{ type: "load-threads" }]);
@@ -480,6 +509,8 @@ function errorFrame(state, f) {
   const s = draft(state);
   notice(s, "⚠ " + f.message + " (" + f.code + ")", "error-note");
   recordError(s, { runId: null, code: f.code || null, message: f.message || "" });
+  // a refused message goes back to the composer, not lost
+  if (f.frame === "send-message" || f.frame === "queue-message") s.effects = [{ type: "refused" }];
   // the decision the server refused may be made again
   setApprovals(s, function (a) { return a.deciding ? Object.assign({}, a, { deciding: false }) : a; });
   return s;
@@ -507,6 +538,7 @@ function clientEvent(state, e) {
   switch (e.type) {
     case "client-reset": { // another thread opens: nothing of this one stays
       const fresh = initialState();
+      fresh.agentId = e.agentId || null;
       fresh.nextKey = state.nextKey;
       fresh.epoch = state.epoch + 1;
       return fresh;
