@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Mapping
+from urllib.parse import parse_qs
 
 from agents.api.parsing import json_object
 from agents.connections import async_twin
@@ -23,7 +24,7 @@ from agents.runtime.errors import MastraError
 
 from ..models import WebhookDelivery, WebhookEndpoint
 from . import github, slack
-from .events import WebhookEvent
+from .events import PayloadError, WebhookEvent
 from .services import (webhook_delivery_claim, webhook_delivery_finish, webhook_delivery_release,
                        webhook_endpoint_get, webhook_notify)
 
@@ -62,7 +63,7 @@ def webhook_accept(*, source: str, name: str, headers: Mapping[str, str],
     if problem is not None:
         logger.warning("%s webhook %s refused: %s", source, name, problem)
         raise InvalidSignature(problem)
-    event = sender.delivery_event(endpoint, headers, json_object(raw))
+    event = sender.delivery_event(endpoint, headers, delivery_payload(headers, raw))
     if event.reply is not None and event.notification is None:
         return endpoint, event, WebhookReply(200, event.reply)
     # the sender's id is required above, so an event with a notification always has a key
@@ -78,6 +79,22 @@ def webhook_accept(*, source: str, name: str, headers: Mapping[str, str],
         logger.info("%s webhook %s ignored %s: %s", source, name, event.event, event.ignored)
         return endpoint, event, WebhookReply(202, {"ok": True, "status": "ignored", "reason": event.ignored})
     return endpoint, event, None
+
+
+def delivery_payload(headers: Mapping[str, str], raw: bytes) -> dict:
+    """The delivery's JSON object: the body, or, for a form-encoded body (GitHub's default content
+    type, Slack's interactivity), its ``payload`` field. The signature was checked over the raw
+    bytes before."""
+    content_type = (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded":
+        return json_object(raw)
+    try:
+        fields = parse_qs(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise PayloadError("the form body is not UTF-8") from None
+    if len(fields.get("payload", [])) != 1:
+        raise PayloadError("a form-encoded delivery needs exactly one payload field")
+    return json_object(fields["payload"][0].encode("utf-8", "surrogatepass"))
 
 
 awebhook_accept = async_twin(webhook_accept)
@@ -103,4 +120,5 @@ async def webhook_receive(*, source: str, name: str, headers: Mapping[str, str],
     return WebhookReply(200, {"ok": True, "status": "stored", **stored})
 
 
-__all__ = ["EndpointNotFound", "InvalidSignature", "SOURCES", "WebhookReply", "webhook_accept", "webhook_receive"]
+__all__ = ["EndpointNotFound", "InvalidSignature", "SOURCES", "WebhookReply", "delivery_payload", "webhook_accept",
+           "webhook_receive"]

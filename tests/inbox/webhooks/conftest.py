@@ -33,8 +33,8 @@ def slack_signature(body: bytes, timestamp: int, secret: str = SECRET) -> str:
     return "v0=" + hmac.new(secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256).hexdigest()
 
 
-async def post(path: str, body: bytes, headers: dict):
-    return await AsyncClient().post(path, body, content_type="application/json", headers=headers)
+async def post(path: str, body: bytes, headers: dict, *, content_type: str = "application/json"):
+    return await AsyncClient().post(path, body, content_type=content_type, headers=headers)
 
 
 def reply(response) -> dict:

@@ -75,6 +75,31 @@ async def test_a_failed_workflow_run_is_a_high_ci_status_notification(github_end
         "d1", "workflow_run", "stored", [record.id])
 
 
+FORM = "application/x-www-form-urlencoded"
+
+
+async def test_githubs_default_form_encoded_delivery_is_read_from_its_payload_field(github_endpoint):
+    """GitHub's default content type posts ``payload=<the JSON, url-encoded>``; the signature covers
+    the raw form body."""
+    from urllib.parse import urlencode
+
+    form = urlencode({"payload": fixture_bytes("github", "workflow_run_failure").decode()}).encode()
+    headers = {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "f1"}
+    forged = await post(URL, form, {**headers, "X-Hub-Signature-256": github_signature(b"something else")},
+                        content_type=FORM)
+    assert (forged.status_code, reply(forged)["code"]) == (401, "invalid_signature")
+    response = await post(URL, form, {**headers, "X-Hub-Signature-256": github_signature(form)}, content_type=FORM)
+    assert response.status_code == 200, response.content
+    assert reply(response)["status"] == "stored" and reply(response)["threadId"] == "github:acme/service"
+    [record] = await records()
+    assert (record.kind, record.summary) == ("ci-status", "Build failure on acme/service@main")
+    # a form body without its payload field is bad input, not a 500
+    empty = urlencode({"other": "x"}).encode()
+    missing = await post(URL, empty, {"X-GitHub-Event": "workflow_run", "X-GitHub-Delivery": "f2",
+                                      "X-Hub-Signature-256": github_signature(empty)}, content_type=FORM)
+    assert (missing.status_code, reply(missing)["code"]) == (400, "invalid_payload")
+
+
 async def test_another_user_cannot_squat_the_endpoints_thread_id(github_endpoint):
     from agents.models import Thread
 
