@@ -7,6 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 
 from agents.model_choice import amodel_choice_check
+from agents.runtime.naming import camel_keys
 
 from . import openapi
 from .base import ApiView, json_response
@@ -102,5 +103,12 @@ class NotificationSignalView(ApiView):
         result = await agent.send_notification_signal(notification, resource_id=resource_id, thread_id=thread_id,
                                                       if_idle=if_idle)
         if isinstance(result, list):
-            return json_response({"results": [r.to_dict() for r in result]})
-        return json_response(result.to_dict())
+            return json_response({"results": [notification_wire(r) for r in result]})
+        return json_response(notification_wire(result))
+
+
+def notification_wire(result) -> dict:
+    """A notification's result on the wire: its record's keys in camelCase, as every API body."""
+    out = result.to_dict()
+    out["record"] = camel_keys(out["record"])
+    return out
