@@ -41,8 +41,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
 
     def has_change_permission(self, request, obj=None) -> bool:
-        # viewing only: a POST to the change page is refused (403), whoever sends it
-        return False if request.method == "POST" else super().has_change_permission(request, obj)
+        # viewing only: the page is "View …" without Save buttons, and a POST to it is refused (403)
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_active and request.user.is_staff and (
+            super().has_view_permission(request, obj) or super().has_change_permission(request, obj))
 
     def has_add_permission(self, request) -> bool:
         return False

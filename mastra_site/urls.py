@@ -1,12 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from mastra_site import health
+from mastra_site import health, views
 
 urlpatterns = [
     # probes for a load balancer (mastra_site.health): not under /api/, no sign-in
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    # browsers ask for /favicon.ico whatever the page links: the site's icon (a static file)
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("chat.urls")),  # browser chat UI: the page at /, login, its JSON
     # HTTP API (agents.api and the inbox's inbox.urls, docs/api.md) and the webhooks that feed the

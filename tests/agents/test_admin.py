@@ -47,6 +47,26 @@ def test_runtime_rows_cannot_be_added_or_deleted_by_hand(admin_client, model):
     assert "delete_selected" not in page
 
 
+@pytest.mark.parametrize("model", ["threadlease", "threadinput", "threadevent", "run", "toolapproval"])
+def test_a_runtime_row_is_viewed_not_changed(admin_client, model):
+    """The page of a row the admin only shows is titled "View …" and has no Save buttons."""
+    held_thread()
+    rows = {"threadlease": T1, "run": "run-1",
+            "threadinput": ThreadInput.objects.create(input_id="i1", thread_id=T1, agent_id="bot", kind="queue",
+                                                      signal={}).pk,
+            "threadevent": None, "toolapproval": ToolApproval.objects.create(
+                run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h", state={}).pk}
+    if model == "threadevent":
+        from agents.models import ThreadEvent
+
+        rows[model] = ThreadEvent.objects.create(thread_id=T1, seq=1, run_id="run-1", chunk={"type": "start"}).pk
+    page = admin_client.get(reverse(f"admin:agents_{model}_change", args=[rows[model]])).content.decode()
+    name = {"threadlease": "thread lease", "threadinput": "thread input", "threadevent": "thread event",
+            "run": "run", "toolapproval": "tool approval"}[model]
+    assert f"| View {name} | Mastra admin</title>" in page
+    assert 'name="_save"' not in page and 'name="_continue"' not in page and "Change " + name not in page
+
+
 def test_the_abort_action_ends_a_suspended_run_through_the_service(admin_client):
     lease = held_thread(status="suspended")
     ToolApproval.objects.create(run_id="run-1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h",

@@ -110,6 +110,8 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
                                                                for name in ("chat/chat.css", *CHAT_MODULES)}
             assert page.get_attribute("link[rel=icon]", "href") == favicon
             assert get(base + favicon)[:2][0] == 200
+            # /favicon.ico, which browsers ask for whatever a page links, leads to the same icon
+            assert get(base + "/favicon.ico")[::2] == (200, (ROOT / "static" / "favicon.svg").read_bytes())
 
             # Swagger UI (signed in) loads its files from the site's static files
             statics.clear()
@@ -140,3 +142,9 @@ def test_every_middleware_runs_on_the_async_path(settings):
 
     sync_only = [path for path in settings.MIDDLEWARE if not getattr(import_string(path), "async_capable", False)]
     assert sync_only == []
+
+
+def test_favicon_ico_redirects_to_the_sites_icon(client):
+    response = client.get("/favicon.ico")
+    assert (response.status_code, response["Location"]) == (301, "/static/favicon.svg")
+    assert client.post("/favicon.ico").status_code == 405
