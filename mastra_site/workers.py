@@ -1,6 +1,6 @@
 """A process's background work: thread recovery and the notification dispatcher.
 
-Three periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Four periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -12,7 +12,10 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
   Celery beat runs the same dispatch instead;
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
-  definitions (``agents.editor.sync``).
+  definitions (``agents.editor.sync``);
+- ``retention-sweep`` (every ``MASTRA_SWEEP_INTERVAL_S``, when ``MASTRA_SWEEP_SCHEDULER`` is on, the
+  default without a Celery broker): deletes the rows past their retention (``mastra_site.sweeper``),
+  on a thread of its own. With a broker, Celery beat runs the same sweep instead.
 
 Where they run:
 
@@ -39,6 +42,7 @@ from django.conf import settings
 from agents.editor.sync import sync_at_start
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
+from mastra_site.sweeper import sweep_in_background
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +72,8 @@ JOBS = (
         enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
+    Job("retention-sweep", sweep_in_background, interval=lambda: float(settings.MASTRA_SWEEP_INTERVAL_S),
+        enabled=lambda: bool(settings.MASTRA_SWEEP_SCHEDULER)),
 )
 
 
