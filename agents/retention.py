@@ -48,7 +48,7 @@ class RetentionPolicy:
     days. ``by_pk``: the table's integer primary key grows with ``age_field``, so the sweep walks the
     key in order and stops at the first row young enough to keep (no index on ``age_field``
     needed; a row written out of order waits for the next sweep past it). ``before_delete(rows)``
-    runs in each batch's transaction before the batch is deleted."""
+    runs in each batch's transaction before the batch's expired rows are deleted."""
 
     setting: str
     model: type[models.Model]
@@ -87,11 +87,15 @@ class SweepOutcome:
                 "dryRun": self.dry_run}
 
 
-def policy_sweep(policy: RetentionPolicy, *, days: int, batch: int, pause_s: float = 0.0, dry_run: bool = False,
-                 now: datetime | None = None) -> SweepOutcome:
-    """Delete ``policy``'s expired rows, ``batch`` at a time, one transaction per batch, sleeping
-    ``pause_s`` between batches. ``days`` 0 keeps every row. A dry run counts the rows it would
-    delete (for a ``by_pk`` table: at most that many, the sweep stopping at the first young row)."""
+def policy_sweep(policy: RetentionPolicy, *, days: int, batch: int, pause_s: float = 0.0, duty: float = 1.0,
+                 dry_run: bool = False, now: datetime | None = None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> SweepOutcome:
+    """Delete ``policy``'s expired rows, ``batch`` at a time, one transaction per batch. After each
+    batch the sweep sleeps ``pause_s`` at least, and long enough that it works at most ``duty`` (a
+    share, 0 to 1) of its time: a batch slowed down by a busy database makes the next wait longer,
+    so the sweep yields to live writes when they need the database most. ``days`` 0 keeps every
+    row. A dry run counts the rows it would delete (for a ``by_pk`` table: at most that many, the
+    sweep stopping at the first young row)."""
     if days <= 0:
         return SweepOutcome(policy.table, policy.setting, days, 0, dry_run)
     cutoff = (now or timezone.now()) - timedelta(days=days)
@@ -99,15 +103,22 @@ def policy_sweep(policy: RetentionPolicy, *, days: int, batch: int, pause_s: flo
         return SweepOutcome(policy.table, policy.setting, days, policy.expired(cutoff).count(), True)
     batches = _batches_by_pk(policy, cutoff, batch) if policy.by_pk else _batches(policy, cutoff, batch)
     deleted = 0
+    resting = (1.0 - duty) / duty if 0 < duty < 1 else 0.0
+    started = clock()
     for pks in batches:
         with transaction.atomic():
-            rows = policy.expired(cutoff).filter(pk__in=pks)
-            if policy.before_delete is not None:
+            # which of the batch expired is decided once, in the transaction; the statements after
+            # it work on plain keys (a thread that became active meanwhile writes only new rows)
+            expired = list(policy.expired(cutoff).filter(pk__in=pks).values_list("pk", flat=True))
+            rows = policy.model._default_manager.filter(pk__in=expired)
+            if expired and policy.before_delete is not None:
                 policy.before_delete(rows)
-            count, _ = rows.delete()
+            count, _ = rows.delete() if expired else (0, {})
         deleted += count
-        if pause_s:
-            time.sleep(pause_s)
+        pause = max(pause_s, (clock() - started) * resting)
+        if pause:
+            sleep(pause)
+        started = clock()
     return SweepOutcome(policy.table, policy.setting, days, deleted, False)
 
 

@@ -308,10 +308,12 @@ MASTRA_RETENTION_DAYS = {
     "webhook_deliveries": env_int("MASTRA_RETAIN_WEBHOOK_DELIVERIES_DAYS", 30, minimum=0, maximum=36_500),
 }
 # The sweeper deletes expired rows in batches of MASTRA_SWEEP_BATCH rows, one short transaction each,
-# pausing MASTRA_SWEEP_PAUSE_MS between them so that live writes are not held up.
+# pausing at least MASTRA_SWEEP_PAUSE_MS between them and long enough to work at most
+# MASTRA_SWEEP_DUTY_PERCENT of its time (bench/retention.py), so that live writes are not held up.
 MASTRA_SWEEP_INTERVAL_S = env_int("MASTRA_SWEEP_INTERVAL_S", 3600, minimum=1, maximum=7 * 86_400)
 MASTRA_SWEEP_BATCH = env_int("MASTRA_SWEEP_BATCH", 500, minimum=1, maximum=100_000)
 MASTRA_SWEEP_PAUSE_MS = env_int("MASTRA_SWEEP_PAUSE_MS", 20, minimum=0, maximum=60_000)
+MASTRA_SWEEP_DUTY_PERCENT = env_int("MASTRA_SWEEP_DUTY_PERCENT", 25, minimum=1, maximum=100)
 # Celery beat runs the sweep with a broker; the retention-sweep job of mastra_site.workers without one.
 MASTRA_SWEEP_SCHEDULER = env_bool("MASTRA_SWEEP_SCHEDULER", not CELERY_BROKER_URL)
 # Erasure records keep the erased resource id only as an HMAC under this salt (docs/operations.md);

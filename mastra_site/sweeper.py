@@ -93,7 +93,8 @@ def sweep_run(*, dry_run: bool = False, now: datetime | None = None,
             return SweepReport((), skipped=True)
         outcomes = tuple(
             policy_sweep(policy, days=retention_days(policy), batch=settings.MASTRA_SWEEP_BATCH,
-                         pause_s=settings.MASTRA_SWEEP_PAUSE_MS / 1000.0, dry_run=dry_run, now=now)
+                         pause_s=settings.MASTRA_SWEEP_PAUSE_MS / 1000.0,
+                         duty=settings.MASTRA_SWEEP_DUTY_PERCENT / 100.0, dry_run=dry_run, now=now)
             for policy in policies)
     report = SweepReport(outcomes)
     if report.rows and not dry_run:

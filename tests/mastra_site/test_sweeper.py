@@ -285,3 +285,23 @@ def test_the_background_job_sweeps_on_its_own_thread():
     report = asyncio.run(sweeper.sweep_in_background())
     assert report.rows == 3
     assert ThreadEvent.objects.count() == 0
+
+
+def test_the_sweep_rests_between_batches_to_keep_within_its_duty():
+    """A batch that took 0.1 s is followed by 0.3 s of rest at a 25 % duty, and never by less than
+    the pause setting."""
+    from agents.retention import THREAD_EVENTS, policy_sweep
+
+    t = rows.thread("alice", "t1")
+    rows.events(t, range(1, 7), at=ago(20))
+    ticks = iter(x * 0.1 for x in range(1000))
+    slept = []
+    outcome = policy_sweep(THREAD_EVENTS, days=14, batch=2, pause_s=0.01, duty=0.25, now=NOW,
+                           clock=lambda: next(ticks), sleep=slept.append)
+    assert outcome.rows == 6
+    assert [round(s, 6) for s in slept] == [0.3, 0.3, 0.3]
+    slept.clear()
+    rows.events(t, range(7, 11), at=ago(20))
+    policy_sweep(THREAD_EVENTS, days=14, batch=2, pause_s=0.5, duty=0.25, now=NOW, clock=lambda: next(ticks),
+                 sleep=slept.append)
+    assert slept == [0.5, 0.5]
