@@ -143,7 +143,9 @@ def account_anonymise(user, digest: str, count: Callable[[str, str, int], None])
     for rows in pointing:
         for column in rows.model._meta.concrete_fields:
             if isinstance(column, (models.CharField, models.TextField)) and not column.primary_key:
-                rows.filter(**{column.name: old}).update(**{column.name: new})
+                if column.max_length is not None and column.max_length < len(old):
+                    continue  # cannot hold the old username
+                rows.filter(**{column.name: old}).update(**{column.name: new[:column.max_length]})
 
 
 def _model_exists(label: str) -> bool:

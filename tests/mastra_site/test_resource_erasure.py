@@ -188,3 +188,27 @@ def test_the_command_reports_a_refusal_by_code(alice):
         owner_run_id="run-a9", status=ThreadLease.Status.RUNNING, expires_at=NOW + timedelta(days=3650))
     with pytest.raises(CommandError, match="^resource_busy: a run of this resource is going on"):
         call_command("erase_resource", ALICE, "--yes", stdout=io.StringIO())
+
+
+# -- rows a real conversation writes ----------------------------------------------------------------
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_real_conversation_leaves_nothing_after_erasure():
+    from tests.agents.thread_harness import bounded, db, make_agent, settle, wait_idle
+
+    agent = make_agent()
+    for resource_id in (ALICE, BOB):
+        for text in ("hello", "and again"):
+            r = await agent.send_message(f"{text} from {resource_id}", resource_id=resource_id, thread_id="t1")
+            await bounded(r.output.get_full_output())
+            await wait_idle(resource_id, "t1")
+    await settle()
+    bob_before = await db(lambda: export_rows(BOB))
+    assert await db(lambda: rows_holding(ALICE))
+    record = await db(lambda: resource_erase(resource_id=ALICE))
+    assert await db(lambda: rows_holding(ALICE)) == []
+    assert await db(lambda: export_rows(BOB)) == bob_before
+    # two turns: two runs with their trace spans, four messages, the inputs, the event log
+    assert set(record.rows) == {"agents.Thread", "agents.ThreadLease", "agents.Message", "agents.Run",
+                                "agents.ThreadInput", "agents.ThreadEvent", "agents.TraceSpan"}
+    assert [record.rows[label]["deleted"] for label in ("agents.Thread", "agents.Message", "agents.Run")] == [1, 4, 2]
