@@ -218,6 +218,9 @@ class ThreadLease(models.Model):
     abort_requested = models.BooleanField(default=False)
     last_seq = models.BigIntegerField(default=0)
     reserved_seq = models.BigIntegerField(default=0)
+    #: the highest seq the retention sweeper deleted (``agents.retention``): a subscriber resuming
+    #: from before it gets the thread's snapshot first
+    swept_seq = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = StatementManager()

@@ -291,11 +291,44 @@ MASTRA_KEEP_PROVIDER_PAYLOADS = env_bool("MASTRA_KEEP_PROVIDER_PAYLOADS", False)
 WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)
 # Due notifications: Celery beat with a broker; the notification-dispatch job of mastra_site.workers without one.
 MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
+# Retention (docs/operations.md): days a row is kept once it is done with, per kind of row; 0 keeps
+# it forever. A new kind of row adds a key here and a policy in its app's ``retention`` module
+# (mastra_site.sweeper lists them). Tool approval decisions (the audit trail) have no policy: kept.
+MASTRA_RETENTION_DAYS = {
+    # the thread's event log, beyond the last MASTRA_EVENT_RETENTION events it keeps per thread: a
+    # subscriber resuming from before a swept stretch gets the thread's snapshot first
+    "thread_events": env_int("MASTRA_RETAIN_THREAD_EVENTS_DAYS", 14, minimum=0, maximum=36_500),
+    # consumed and cancelled thread inputs (their text is in the thread's messages)
+    "thread_inputs": env_int("MASTRA_RETAIN_THREAD_INPUTS_DAYS", 30, minimum=0, maximum=36_500),
+    # finished runs, their trace spans and their scores
+    "runs": env_int("MASTRA_RETAIN_RUNS_DAYS", 90, minimum=0, maximum=36_500),
+    # notification records no longer pending (delivered, seen, dismissed, archived, discarded, failed)
+    "notifications": env_int("MASTRA_RETAIN_NOTIFICATIONS_DAYS", 90, minimum=0, maximum=36_500),
+    # webhook deliveries (the redelivery guard: a redelivery older than this is stored again)
+    "webhook_deliveries": env_int("MASTRA_RETAIN_WEBHOOK_DELIVERIES_DAYS", 30, minimum=0, maximum=36_500),
+}
+# The sweeper deletes expired rows in batches of MASTRA_SWEEP_BATCH rows, one short transaction each,
+# pausing at least MASTRA_SWEEP_PAUSE_MS between them and long enough to work at most
+# MASTRA_SWEEP_DUTY_PERCENT of its time (bench/retention.py), so that live writes are not held up.
+MASTRA_SWEEP_INTERVAL_S = env_int("MASTRA_SWEEP_INTERVAL_S", 3600, minimum=1, maximum=7 * 86_400)
+MASTRA_SWEEP_BATCH = env_int("MASTRA_SWEEP_BATCH", 500, minimum=1, maximum=100_000)
+MASTRA_SWEEP_PAUSE_MS = env_int("MASTRA_SWEEP_PAUSE_MS", 20, minimum=0, maximum=60_000)
+MASTRA_SWEEP_DUTY_PERCENT = env_int("MASTRA_SWEEP_DUTY_PERCENT", 25, minimum=1, maximum=100)
+# Celery beat runs the sweep with a broker; the retention-sweep job of mastra_site.workers without one.
+MASTRA_SWEEP_SCHEDULER = env_bool("MASTRA_SWEEP_SCHEDULER", not CELERY_BROKER_URL)
+# Erasure records keep the erased resource id only as an HMAC under this salt (docs/operations.md);
+# set it to keep those hashes comparable across a change of SECRET_KEY.
+MASTRA_ERASURE_SALT = env_str("MASTRA_ERASURE_SALT").strip() or SECRET_KEY
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-notifications": {
         "task": "inbox.dispatch_due_notifications",
         "schedule": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
         "options": {"expires": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S)},
+    },
+    "sweep-retention": {
+        "task": "mastra_site.sweep_retention",
+        "schedule": float(MASTRA_SWEEP_INTERVAL_S),
+        "options": {"expires": float(MASTRA_SWEEP_INTERVAL_S)},
     },
 }
 

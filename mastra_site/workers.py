@@ -1,6 +1,6 @@
 """A process's background work: thread recovery and the notification dispatcher.
 
-Four periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Five periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -14,7 +14,10 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
   definitions (``agents.editor.sync``);
 - ``provider-keys`` (at start, then daily): a warning for each agent whose provider key is not set
-  (``agents.runtime.providers.credentials``): it could not answer anyone.
+  (``agents.runtime.providers.credentials``): it could not answer anyone;
+- ``retention-sweep`` (every ``MASTRA_SWEEP_INTERVAL_S``, when ``MASTRA_SWEEP_SCHEDULER`` is on, the
+  default without a Celery broker): deletes the rows past their retention (``mastra_site.sweeper``),
+  on a thread of its own. With a broker, Celery beat runs the same sweep instead.
 
 Where they run:
 
@@ -43,6 +46,7 @@ from agents.registry import get_mastra
 from agents.runtime.providers.credentials import missing_keys
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
+from mastra_site.sweeper import sweep_in_background
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +82,8 @@ JOBS = (
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
     Job("provider-keys", warn_missing_keys, interval=lambda: 86400.0),
+    Job("retention-sweep", sweep_in_background, interval=lambda: float(settings.MASTRA_SWEEP_INTERVAL_S),
+        enabled=lambda: bool(settings.MASTRA_SWEEP_SCHEDULER)),
 )
 
 

@@ -71,12 +71,14 @@ def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = 
     if after_seq is not None:
         rows = rows.filter(seq__gt=after_seq)
         first = ThreadEvent.objects.filter(thread_id=key).order_by("seq").values_list("seq", flat=True).first()
-        if first is not None and first > after_seq + 1:
+        if first is None or first > after_seq + 1:
             lease = ThreadLease.objects.filter(thread_id=key).first()
-            # pruning deletes seqs up to ``last_seq - retention`` at most; a gap above that is
-            # one of seqs a dead run reserved (never logged), not a pruned stretch
-            if lease is not None and after_seq < lease.last_seq - event_retention():
-                snapshot = thread_snapshot(lease, first - 1)
+            # pruning deletes seqs up to ``last_seq - retention`` at most, the retention sweeper up to
+            # ``swept_seq``; a gap above both is one of seqs a dead run reserved (never logged), not
+            # a pruned stretch
+            if lease is not None and (after_seq < lease.swept_seq
+                                      or (first is not None and after_seq < lease.last_seq - event_retention())):
+                snapshot = thread_snapshot(lease, lease.swept_seq if first is None else first - 1)
                 return [snapshot] + [e.chunk for e in rows.order_by("seq")]
     if run_id is not None:
         rows = rows.filter(run_id=run_id)

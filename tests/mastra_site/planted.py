@@ -1,0 +1,78 @@
+"""A resource planted with rows in every table that can reference it (the export and erasure
+tests): alice and bob get the same shape of data, with the same thread ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
+from django.contrib.sessions.backends.db import SessionStore
+from rest_framework.authtoken.models import Token
+
+from agents.editor.models import AgentDefinition, AgentVersion
+from agents.models import Run, Thread, ThreadInput, ToolApproval
+from inbox.models import NotificationRecord
+from mastra_site.models import ErasureRecord
+from tests.mastra_site import rows
+from tests.mastra_site.rows import NOW
+
+#: every table that holds rows of a resource (the walk of ``mastra_site.resource_rows`` finds these;
+#: a new table that references a resource belongs here, with rows in :func:`plant`)
+RESOURCE_TABLES = {
+    "admin.LogEntry", "agents.Message", "agents.Run", "agents.Score", "agents.Thread", "agents.ThreadEvent",
+    "agents.ThreadInput", "agents.ThreadLease", "agents.ToolApproval", "agents.TraceSpan",
+    "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint",
+}
+
+
+@dataclass
+class Planted:
+    resource_id: str
+    user: User
+    operator: User
+    threads: list[Thread]
+    decided_approval: ToolApproval
+
+
+def plant(resource_id: str, tag: str, operator: User) -> Planted:
+    """``resource_id``'s rows; ``tag`` ("a", "b") keeps the ids of rows that survive an erasure
+    (run ids in approvals, agent ids) free of the resource id, as the site's random ids are."""
+    user = User.objects.create_user(username=resource_id, email=f"{resource_id}@example.com",
+                                    first_name=resource_id.title(), password="pw-123456")
+    Token.objects.create(user=user)
+    session = SessionStore()
+    session["_auth_user_id"] = str(user.pk)
+    session.create()
+    t1, t2 = rows.thread(resource_id, "t1"), rows.thread(resource_id, "t2")
+    rows.message(t1, "m1"), rows.message(t1, "m2"), rows.message(t2, "m1")
+    run1, run2, run3, run4 = (f"run-{tag}{n}" for n in range(1, 5))
+    rows.run(run1, resource_id=resource_id, t=t1, finished=NOW)
+    rows.run(run2, resource_id=resource_id, t=t2, status=Run.Status.SUSPENDED)
+    rows.run(run3, resource_id=resource_id, t=None, status=Run.Status.FAILED, finished=NOW)  # no memory
+    rows.events(t1, [1, 2, 3], at=NOW, run_id=run1)
+    rows.events(t2, [1], at=NOW, run_id=run2)
+    rows.thread_input(t1, "i1", status=ThreadInput.Status.CONSUMED, at=NOW, run_id=run1)
+    rows.span(run1, at=NOW)
+    rows.span(run3, at=NOW)
+    rows.span(run4, at=NOW)  # a run without a row (memory-less, succeeded): found by its score
+    rows.score(run1, at=NOW, resource_id=resource_id, thread_id="t1")
+    rows.score(run4, at=NOW, resource_id=resource_id)
+    decided = rows.approval(run1, "call-1", resource_id=resource_id)
+    rows.approval(run2, "call-2", status=ToolApproval.Status.PENDING, resource_id=resource_id)
+    rows.notification(t1, status=NotificationRecord.Status.DELIVERED, at=NOW)
+    rows.notification(t2, status=NotificationRecord.Status.PENDING, at=NOW)
+    endpoint = rows.endpoint(f"gh-{tag}", resource_id=resource_id)
+    rows.delivery(endpoint, f"d-{tag}1", at=NOW)
+    # the admin's log: an operator changed the thread, and the user's account
+    LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Thread), object_id=t1.key,
+                            object_repr=str(t1), action_flag=CHANGE, change_message="[]")
+    LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(User),
+                            object_id=str(user.pk), object_repr=resource_id, action_flag=CHANGE, change_message="[]")
+    # the user as an operator: an agent version they authored, an erasure they made
+    definition = AgentDefinition.objects.create(agent_id=f"agent-{tag}", name="Agent", synced_at=NOW)
+    AgentVersion.objects.create(agent=definition, number=1, author=user, author_name=resource_id, note="tone")
+    ErasureRecord.objects.create(resource_hash="0" * 64, erased_at=NOW, erased_by=user, erased_by_name=resource_id,
+                                 via=ErasureRecord.Via.ADMIN, account=ErasureRecord.Account.NONE, rows={})
+    return Planted(resource_id, user, operator, [t1, t2], decided)
