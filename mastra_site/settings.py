@@ -165,6 +165,7 @@ INSTALLED_APPS = [
     "channels",
     "agents",
     "inbox",
+    "schedules",  # mastra.schedules: agents on a cron (docs/schedules.md)
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
@@ -291,7 +292,17 @@ MASTRA_KEEP_PROVIDER_PAYLOADS = env_bool("MASTRA_KEEP_PROVIDER_PAYLOADS", False)
 WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)
 # Due notifications: Celery beat with a broker; the notification-dispatch job of mastra_site.workers without one.
 MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
+# schedules (docs/schedules.md): who claims and runs fires, how often, how late a fire may be
+MASTRA_SCHEDULE_SCHEDULER = env_bool("MASTRA_SCHEDULE_SCHEDULER", not CELERY_BROKER_URL)
+MASTRA_SCHEDULE_TICK_S = env_int("MASTRA_SCHEDULE_TICK_S", 5, minimum=1, maximum=3_600)
+MASTRA_SCHEDULE_MISFIRE_GRACE_S = env_int("MASTRA_SCHEDULE_MISFIRE_GRACE_S", 60, minimum=1, maximum=86_400)
+MASTRA_SCHEDULE_FIRE_LEASE_S = env_int("MASTRA_SCHEDULE_FIRE_LEASE_S", 60, minimum=3, maximum=86_400)
 CELERY_BEAT_SCHEDULE = {
+    "schedules-tick": {
+        "task": "schedules.tick",
+        "schedule": float(MASTRA_SCHEDULE_TICK_S),
+        "options": {"expires": float(MASTRA_SCHEDULE_TICK_S)},
+    },
     "dispatch-due-notifications": {
         "task": "inbox.dispatch_due_notifications",
         "schedule": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
