@@ -24,6 +24,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Callable
 
+from celery import current_app
 from django.conf import settings
 from django.utils import timezone
 
@@ -37,6 +38,8 @@ from .services import fire_finish, fire_renew, fire_start, fires_claim_due, fire
 
 logger = logging.getLogger(__name__)
 
+#: the Celery task that runs one fire (``schedules.tasks.run_fire_task``)
+RUN_FIRE_TASK = "schedules.run_fire"
 RUNNER_PREFIX = f"{socket.gethostname()[:32]}:{os.getpid()}"
 
 
@@ -116,9 +119,7 @@ def dispatch_fire(trigger_id: str, *, clock: Callable[[], datetime] = timezone.n
     """Hand the claimed fire to its runner: a background task here (must be called on the event
     loop) or a Celery task (``schedules.run_fire``)."""
     if not runs_in_process():
-        from .tasks import run_fire_task
-
-        run_fire_task.delay(trigger_id)
+        current_app.send_task(RUN_FIRE_TASK, args=[trigger_id])
         return
     task = asyncio.get_running_loop().create_task(run_fire(trigger_id, clock=clock), name=f"schedule-fire-{trigger_id}")
     _in_process.add(task)

@@ -26,7 +26,7 @@ async def _run_and_drain(trigger_id: str) -> str | None:
     return outcome
 
 
-@shared_task(name="schedules.run_fire", ignore_result=True, acks_late=True)
+@shared_task(name=runner.RUN_FIRE_TASK, ignore_result=True, acks_late=True)
 def run_fire_task(trigger_id: str) -> str | None:
     """Run one claimed fire (a redelivered task finds it taken and does nothing)."""
     try:
