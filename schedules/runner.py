@@ -126,6 +126,15 @@ def dispatch_fire(trigger_id: str, *, clock: Callable[[], datetime] = timezone.n
     task.add_done_callback(_fire_done)
 
 
+def request_fire_dispatch(trigger_id: str) -> bool:
+    """From sync code (the admin): enqueue the claimed fire on Celery (True), or leave it to this
+    deployment's next in-process tick, which runs claimed manual fires (False)."""
+    if runs_in_process():
+        return False
+    current_app.send_task(RUN_FIRE_TASK, args=[trigger_id])
+    return True
+
+
 def _fire_done(task: asyncio.Task) -> None:
     _in_process.discard(task)
     if not task.cancelled() and task.exception() is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 
 from agents.runtime.schedules import (FireResult, RunReceipt, Schedule as ScheduleRecord, ScheduleError, Trigger,
                                       plan_due_fires, to_ms)
@@ -206,7 +207,7 @@ def fires_sweep(*, now: datetime, dispatch_timeout: timedelta, limit: int = 1000
     the reason (it may have done part of its work: it is not run again); a ``claimed`` fire that no
     runner started within ``dispatch_timeout`` (its claimer stopped before running it, or its task
     was lost) is returned to be dispatched again (it never ran: :func:`fire_start` still lets one
-    runner take it)."""
+    runner take it), and so is every ``claimed`` manual fire."""
     sweep = Sweep()
     stale = list(ScheduleTrigger.objects.filter(outcome="running", lease_until__lt=now)
                  .values_list("id", "lease_until", "runner")[:limit])
@@ -218,9 +219,11 @@ def fires_sweep(*, now: datetime, dispatch_timeout: timedelta, limit: int = 1000
                     outcome="failed", error=reason, finished_at=now, lease_until=None):
                 sweep.failed += 1
                 Schedule.objects.filter(triggers__pk=trigger_id).update(last_outcome="failed")
+    # a manual fire is run by the tick that sees it (its caller may have had no event loop to run
+    # it on: the admin); a cron fire once its claimer had its chance
     sweep.redispatch = [str(i) for i in ScheduleTrigger.objects.filter(
-        outcome="claimed", actual_fire_at__lt=now - dispatch_timeout).order_by("actual_fire_at")
-        .values_list("id", flat=True)[:limit]]
+        Q(trigger_kind="manual") | Q(actual_fire_at__lt=now - dispatch_timeout), outcome="claimed")
+        .order_by("actual_fire_at").values_list("id", flat=True)[:limit]]
     return sweep
 
 
