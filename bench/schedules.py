@@ -1,21 +1,23 @@
 """Schedules: exactly once under racing schedulers and restarts, over a simulated month.
 
-    .venv/bin/python bench/schedules.py [--schedules 1000] [--days 30] [--processes 4] [--seconds 240]
+    .venv/bin/python bench/schedules.py [--schedules 1000] [--days 30] [--processes 4] [--step 600] [--restarts 40]
 
 1,000 schedules (daily at a random minute in a random one of five time zones, two of them with a
 daylight-saving change inside the month; every fiftieth hourly) over 30 simulated days, on a temporary
 SQLite file (or ``DATABASE_URL``'s PostgreSQL database: the bench migrates it and deletes its
-schedules). Four scheduler processes run ``schedules.runner.schedules_tick`` in a loop on a shared
-simulated clock (the month passes in ``--seconds`` of real time) and run the fires they claim (a
-workflow that appends the fire's claim id to the process's log). Every few seconds the bench kills
-one of them (SIGKILL, whatever it is doing) and starts it again: restarts land across fire instants.
+schedules). Four scheduler processes share an injected clock that the bench moves by ``--step``
+simulated seconds (10 minutes) once each process has ticked (``schedules.runner.schedules_tick``)
+and run the fires it claimed (a workflow that appends the fire's claim id to the process's log), a
+simulated day past the month so that killed fires settle. ``--restarts`` times, at random instants,
+the bench kills one of them (SIGKILL, whatever it is doing: claiming, running a fire, idle) and
+starts it again: restarts land across fire instants.
 
 Prints one JSON line: ``fires_expected`` (the cron's fire times in the month), ``run`` (fires whose
 workflow ran), ``duplicated`` (fires run more than once: must be 0), ``recorded_not_run`` (fires with
 a trigger row that did not run: skipped per the misfire policy or failed because their process was
 killed mid-run, each with its reason), ``dropped_without_record`` (expected fires with no trigger
 row: must be 0), ``restarts`` and ``claim_ms_per_fire`` (the time of the claim transactions divided by
-the fires they claimed, from the processes' own counts).
+the fires they claimed, empty claims included, from the processes' own counts; and per claim call).
 """
 
 from __future__ import annotations
@@ -52,13 +54,14 @@ def setup_django() -> None:
 
 
 def worker(index: int) -> None:
-    """A scheduler process: tick on the shared simulated clock until the month is over."""
+    """A scheduler process: at each simulated instant the bench publishes (``$CLOCK``), tick once and
+    run what it claimed, then acknowledge the instant (``$ACKS/<index>``)."""
     setup_django()
     import asyncio
 
     from schedules import runner, services
 
-    sim_start, wall_start, speed, end = (float(os.environ[k]) for k in ("SIM_START", "WALL_START", "SPEED", "SIM_END"))
+    clock_file, ack = Path(os.environ["CLOCK"]), Path(os.environ["ACKS"]) / str(index)
     stats = Path(os.environ["STATS"]) / f"{index}-{os.getpid()}.json"
     spent, fires, calls = 0.0, 0, 0
     claim = services.fires_claim_due
@@ -74,22 +77,29 @@ def worker(index: int) -> None:
 
     runner.fires_claim_due = timed_claim
 
-    def clock() -> datetime:
-        return datetime.fromtimestamp(sim_start + (time.time() - wall_start) * speed, tz=timezone.utc)
-
     async def loop() -> None:
-        ticks = 0
-        while clock().timestamp() < end:
+        done = -1.0
+        while True:
             try:
-                await runner.schedules_tick(clock=clock)
-                await runner.drain_fires()
-            except Exception as exc:  # noqa: BLE001 - as the site's background job: logged, tried again
-                print(f"tick failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            ticks += 1
-            if ticks % 20 == 0:
+                instant = float(clock_file.read_text() or "-1")
+            except (OSError, ValueError):
+                instant = -1.0
+            if instant < 0:  # the month is over
+                break
+            if instant > done:
+                now = datetime.fromtimestamp(instant, tz=timezone.utc)
+                try:
+                    await runner.schedules_tick(now=now, clock=lambda: now)
+                    await runner.drain_fires()
+                except Exception as exc:  # noqa: BLE001 - as the site's background job: logged, tried again
+                    print(f"tick failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    continue
+                done = instant
                 stats.write_text(json.dumps({"claim_s": spent, "fires": fires, "calls": calls}))
-            await asyncio.sleep(0.01)
-        stats.write_text(json.dumps({"claim_s": spent, "fires": fires, "calls": calls}))
+                (ack.parent / f"{ack.name}.new").write_text(str(instant))
+                os.replace(ack.parent / f"{ack.name}.new", ack)
+            else:
+                await asyncio.sleep(0.002)
 
     asyncio.run(loop())
 
@@ -101,7 +111,8 @@ def main() -> None:
     parser.add_argument("--schedules", type=int, default=1000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--processes", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=240.0)
+    parser.add_argument("--step", type=int, default=600, help="simulated seconds between two ticks")
+    parser.add_argument("--restarts", type=int, default=40, help="processes killed (SIGKILL) and started again")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-schedules-"))
     (work / "bench_schedules_site.py").write_text(
@@ -110,12 +121,10 @@ def main() -> None:
         f"spec = importlib.util.spec_from_file_location('bench_schedules', {str(Path(__file__))!r})\n"
         "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
         "mastra = Mastra(workflows={'log': create_workflow(id='log', execute=module.log_fire)})\n")
-    speed = args.days * 86400 / args.seconds
     env = {**os.environ, "PYTHONPATH": f"{work}{os.pathsep}{ROOT}", "MASTRA_SCHEDULE_SCHEDULER": "true",
            "LOG_LEVEL": "ERROR",
-           # simulated seconds pass ``speed`` times faster than real ones: a fire's lease and the
-           # grace of a late fire are a simulated day (several real seconds)
-           "MASTRA_SCHEDULE_FIRE_LEASE_S": "86400", "MASTRA_SCHEDULE_MISFIRE_GRACE_S": "86400"}
+           # ticks are ``--step`` simulated seconds apart: a fire up to a step late is on time
+           "MASTRA_SCHEDULE_MISFIRE_GRACE_S": str(args.step + 60)}
     if not os.environ.get("DATABASE_URL"):
         env["DATABASE_URL"] = f"sqlite:///{work / 'bench.sqlite3'}"
     os.environ.update(env)
@@ -150,41 +159,58 @@ def main() -> None:
     logs.mkdir()
     stats = work / "stats"
     stats.mkdir()
-    wall_start = time.time() + 2.0  # the processes start together
-    env.update(SIM_START=str(START.timestamp()), WALL_START=str(wall_start), SPEED=str(speed),
-               # after the month, the processes go on for three simulated days (no more kills): fires
-               # claimed by a killed process are dispatched again, dead ones settled
-               SIM_END=str(end.timestamp() + 3 * 86400), STATS=str(stats))
+    clock_file, acks = work / "clock", work / "acks"
+    acks.mkdir()
+
+    def publish(value: float) -> None:  # atomically: a reader never sees a half-written file
+        (work / "clock.new").write_text(str(value))
+        os.replace(work / "clock.new", clock_file)
+
+    publish(START.timestamp())
+    env.update(CLOCK=str(clock_file), ACKS=str(acks), STATS=str(stats))
 
     def start(index: int) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, __file__, "--worker", str(index)], cwd=ROOT,
                                 env={**env, "FIRE_LOG": str(logs / f"{index}-{time.time_ns()}.log")})
 
+    def acked(index: int) -> float:
+        try:
+            return float((acks / str(index)).read_text())
+        except (OSError, ValueError):
+            return -1.0
+
     procs = {i: start(i) for i in range(args.processes)}
-    restarts = 0
-    deadline = wall_start + args.seconds * 1.2 + 60
-    next_kill = wall_start + 3.0
-    while any(p.poll() is None for p in procs.values()) and time.time() < deadline:
-        time.sleep(0.2)
-        if time.time() >= next_kill and time.time() < wall_start + args.seconds:
-            victim = rng.randrange(args.processes)
-            if procs[victim].poll() is None:
-                procs[victim].send_signal(signal.SIGKILL)
-                procs[victim].wait()
-                procs[victim] = start(victim)
-                restarts += 1
-            next_kill = time.time() + rng.uniform(2.0, 6.0)
-    for p in procs.values():
-        if p.poll() is None:
-            p.kill()
+    restarts, began = 0, time.time()
+    steps = int((args.days + 1) * 86400 / args.step)  # a simulated day more: killed fires settle
+    kill_at = {rng.randrange(10, steps - 200): rng.randrange(args.processes) for _ in range(args.restarts)}
+    for step in range(1, steps + 1):
+        instant = START.timestamp() + step * args.step
+        publish(instant)
+        victim = kill_at.get(step)
+        if victim is not None:  # killed while it works on this instant: claiming, running or idle
+            time.sleep(rng.uniform(0.0, 0.02))
+            procs[victim].send_signal(signal.SIGKILL)
+            procs[victim].wait()
+            procs[victim] = start(victim)
+            restarts += 1
+        while any(acked(i) < instant for i in procs):
+            for i, proc in procs.items():
+                if proc.poll() is not None:
+                    raise SystemExit(f"scheduler process {i} exited with {proc.returncode}")
+            time.sleep(0.001)
+    publish(-1)
+    for proc in procs.values():
+        proc.wait(timeout=60)
+    elapsed = time.time() - began
     ran = Counter(line for log in logs.iterdir() for line in log.read_text().split())
     in_window = {claim for claim in ran if claim in expected}
     recorded = set(ScheduleTrigger.objects.filter(trigger_kind="schedule-fire").values_list("claim_id", flat=True))
-    claim_s = fires = 0
+    claim_s = fires = calls = 0
     for path in stats.iterdir():
         data = json.loads(path.read_text())
         claim_s += data["claim_s"]
         fires += data["fires"]
+        calls += data["calls"]
     db = "postgres" if os.environ["DATABASE_URL"].startswith("postgres") else "sqlite"
     print(json.dumps({
         "case": "schedules", "db": db, "schedules": args.schedules, "days": args.days, "processes": args.processes,
@@ -193,7 +219,9 @@ def main() -> None:
         "recorded_not_run": len((expected & recorded) - in_window),
         "outcomes": dict(Counter(ScheduleTrigger.objects.filter(claim_id__in=list(expected)).values_list("outcome", flat=True))),
         "dropped_without_record": len(expected - recorded),
-        "restarts": restarts, "claim_ms_per_fire": round(claim_s * 1000 / max(fires, 1), 3)}))
+        "restarts": restarts, "claim_ms_per_fire": round(claim_s * 1000 / max(fires, 1), 3),
+        "claim_calls": calls, "claim_ms_per_call": round(claim_s * 1000 / max(calls, 1), 3),
+        "ticks": steps, "wall_s": round(elapsed, 1)}))
 
 
 if __name__ == "__main__":
