@@ -141,3 +141,14 @@ mastra = Mastra(
     # the admin editor's published overrides, applied at the start of every run
     overrides=EditorOverrides(),
 )
+
+#: Schedules this site declares (docs/schedules.md): created at start when missing (the site's
+#: background jobs, ``mastra_site.workers``), never overwritten, so what an operator changes in the
+#: admin stays. The digest is paused: resume it in the admin (Schedules) or with
+#: ``mastra.schedules.resume("agent_daily-digest")``.
+DECLARED_SCHEDULES = [
+    dict(id="daily-digest", agent_id="ops-assistant", cron="0 9 * * 1-5", timezone="UTC", status="paused",
+         name="Daily digest",
+         prompt="Write the team's morning digest: today's date and weekday (use the current-time tool), then "
+                "three short reminders for an operations team starting its day."),
+]

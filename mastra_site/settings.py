@@ -165,6 +165,7 @@ INSTALLED_APPS = [
     "channels",
     "agents",
     "inbox",
+    "schedules",  # mastra.schedules: agents on a cron (docs/schedules.md)
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
@@ -319,7 +320,17 @@ MASTRA_SWEEP_SCHEDULER = env_bool("MASTRA_SWEEP_SCHEDULER", not CELERY_BROKER_UR
 # Erasure records keep the erased resource id only as an HMAC under this salt (docs/operations.md);
 # set it to keep those hashes comparable across a change of SECRET_KEY.
 MASTRA_ERASURE_SALT = env_str("MASTRA_ERASURE_SALT").strip() or SECRET_KEY
+# schedules (docs/schedules.md): who claims and runs fires, how often, how late a fire may be
+MASTRA_SCHEDULE_SCHEDULER = env_bool("MASTRA_SCHEDULE_SCHEDULER", not CELERY_BROKER_URL)
+MASTRA_SCHEDULE_TICK_S = env_int("MASTRA_SCHEDULE_TICK_S", 5, minimum=1, maximum=3_600)
+MASTRA_SCHEDULE_MISFIRE_GRACE_S = env_int("MASTRA_SCHEDULE_MISFIRE_GRACE_S", 60, minimum=1, maximum=86_400)
+MASTRA_SCHEDULE_FIRE_LEASE_S = env_int("MASTRA_SCHEDULE_FIRE_LEASE_S", 60, minimum=3, maximum=86_400)
 CELERY_BEAT_SCHEDULE = {
+    "schedules-tick": {
+        "task": "schedules.tick",
+        "schedule": float(MASTRA_SCHEDULE_TICK_S),
+        "options": {"expires": float(MASTRA_SCHEDULE_TICK_S)},
+    },
     "dispatch-due-notifications": {
         "task": "inbox.dispatch_due_notifications",
         "schedule": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),

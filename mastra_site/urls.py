@@ -15,5 +15,6 @@ urlpatterns = [
     # inbox (inbox.webhooks)
     path("api/webhooks/", include("inbox.webhooks.urls")),
     path("api/", include("inbox.urls")),
+    path("api/", include("schedules.urls")),  # mastra.schedules (docs/schedules.md)
     path("api/", include("agents.api.urls")),
 ]

@@ -1,6 +1,6 @@
-"""A process's background work: thread recovery and the notification dispatcher.
+"""A process's background work: thread recovery, the notification dispatcher, the schedules.
 
-Five periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Seven periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -11,6 +11,12 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   ``MASTRA_NOTIFICATION_SCHEDULER`` is on, the default without a Celery broker): delivers the
   notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
   Celery beat runs the same dispatch instead;
+- ``schedule-tick`` (every ``MASTRA_SCHEDULE_TICK_S``, when ``MASTRA_SCHEDULE_SCHEDULER`` is on, the
+  default without a Celery broker): claims the schedules' due fires and runs them in this process
+  (``schedules.runner``); with a broker, Celery beat claims them and the workers run them. Any
+  number of processes may run it: each fire runs once;
+- ``declared-schedules`` (at start, then daily): creates the schedules the site declares
+  (``mastra_site.mastra.DECLARED_SCHEDULES``) that do not exist yet;
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
   definitions (``agents.editor.sync``);
 - ``provider-keys`` (at start, then daily): a warning for each agent whose provider key is not set
@@ -47,6 +53,8 @@ from agents.runtime.providers.credentials import missing_keys
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
 from mastra_site.sweeper import sweep_in_background
+from schedules.declared import schedules_declare
+from schedules.runner import schedules_tick
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +82,24 @@ async def warn_missing_keys() -> None:
         logger.warning("%s", found.message())
 
 
+async def tick_schedules() -> None:
+    await schedules_tick()
+
+
+async def declare_schedules() -> None:
+    from mastra_site.mastra import DECLARED_SCHEDULES
+
+    await schedules_declare(get_mastra(), DECLARED_SCHEDULES)
+
+
 JOBS = (
     Job("thread-recovery", recover_threads, interval=lambda: settings.MASTRA_THREAD_LEASE_TTL_MS / 3000.0),
     Job("notification-dispatch", dispatch_notifications,
         interval=lambda: float(settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
         enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
+    Job("schedule-tick", tick_schedules, interval=lambda: float(settings.MASTRA_SCHEDULE_TICK_S),
+        enabled=lambda: bool(settings.MASTRA_SCHEDULE_SCHEDULER)),
+    Job("declared-schedules", declare_schedules, interval=lambda: 86_400.0),
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
     Job("provider-keys", warn_missing_keys, interval=lambda: 86400.0),

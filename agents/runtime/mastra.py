@@ -8,11 +8,18 @@ from .agent import Agent
 from .agent.config import check_tools
 from .errors import AgentConfigError, MastraError
 from .overrides import OverridesProvider
+from .schedules import HOOKS as SCHEDULE_HOOKS
+from .schedules import Schedules
 from .tools import Tool
+from .workflows import Workflow, workflows_check
 
 
 class AgentNotFound(MastraError):
     code = "agent_not_found"
+
+
+class WorkflowNotFound(MastraError):
+    code = "workflow_not_found"
 
 
 class Mastra:
@@ -21,15 +28,22 @@ class Mastra:
     ``tools``: tools registered on the site besides the agents' own (the editor's tool membership
     chooses among :meth:`get_tools`). ``overrides``: the editor's overrides provider
     (``agents.runtime.overrides``), asked at the start of every run of these agents; ``None`` runs
-    the agents as the code defines them.
+    the agents as the code defines them. ``workflows``: workflows schedules may run
+    (``mastra.schedules.create(workflow_id=...)``). ``schedules``: the schedule hooks
+    (``{"prepare", "on_finish", "on_error", "on_abort"}``, ``agents.runtime.schedules.execute``);
+    ``mastra.schedules`` is the schedules API (docs/schedules.md).
     """
 
     def __init__(self, *, agents: dict[str, Agent] | None = None, tools: dict[str, Tool] | None = None,
-                 overrides: OverridesProvider | None = None):
+                 overrides: OverridesProvider | None = None, workflows: dict[str, Workflow] | None = None,
+                 schedules: dict | None = None):
         if overrides is not None and not callable(getattr(overrides, "agent_overrides", None)):
             raise AgentConfigError("overrides", "must have an async agent_overrides(agent, selection) method")
         self.overrides: Any = overrides
         self._tools: dict[str, Tool] = dict(check_tools(tools, "tools")) if tools is not None else {}
+        self._workflows: dict[str, Workflow] = workflows_check(workflows, "workflows") if workflows else {}
+        self.schedule_hooks: dict = _schedule_hooks(schedules)
+        self.schedules = Schedules(self)
         self._agents: dict[str, Agent] = {}
         for key, agent in (agents or {}).items():
             self.register(agent, key=key)
@@ -51,6 +65,12 @@ class Mastra:
         except KeyError:
             raise AgentNotFound(f"no agent with id {agent_id!r}") from None
 
+    def get_workflow(self, workflow_id: str) -> Workflow:
+        try:
+            return self._workflows[workflow_id]
+        except KeyError:
+            raise WorkflowNotFound(f"no workflow with id {workflow_id!r}") from None
+
     def get_agents(self) -> dict[str, Agent]:
         """Agents by id (each once)."""
         return {agent.id: agent for agent in self._agents.values()}
@@ -63,3 +83,16 @@ class Mastra:
             for name, tool in (agent.static_tools or {}).items():
                 found.setdefault(name, tool)
         return found
+
+
+def _schedule_hooks(value: dict | None) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise AgentConfigError("schedules", "must be a dict of hooks (prepare, on_finish, on_error, on_abort)")
+    for name, hook in value.items():
+        if name not in SCHEDULE_HOOKS:
+            raise AgentConfigError("schedules", f"unknown hook {name!r}; the hooks are {', '.join(SCHEDULE_HOOKS)}")
+        if not callable(hook):
+            raise AgentConfigError(f"schedules.{name}", "must be callable")
+    return dict(value)

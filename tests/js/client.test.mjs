@@ -256,3 +256,35 @@ test('a subscription resumes after lastSeq (body) and Last-Event-ID (header)', a
   const after4 = await read({ headers: { ...headers, 'Last-Event-ID': '4' }, body: JSON.stringify({ threadId }) });
   assert.equal(after4[0].seq, 5);
 });
+
+test('schedules: create, list, get, update, pause, resume, run, triggers and delete; another user sees none', async () => {
+  const id = fresh('digest');
+  const created = await alice.createSchedule({ agentId: 'echo', cron: '0 9 * * 1-5', prompt: 'the digest', timezone: 'Europe/Paris', id });
+  assert.equal(created.id, `agent_${id}`);
+  assert.deepEqual([created.agentId, created.prompt, created.status, created.timezone], ['echo', 'the digest', 'active', 'Europe/Paris']);
+  assert.equal(typeof created.nextFireAt, 'number');
+  assert.deepEqual((await alice.listSchedules({ agentId: 'echo' })).schedules.map((s) => s.id).filter((s) => s === created.id), [created.id]);
+  assert.deepEqual(await alice.getSchedule(id), created); // Mastra's lookup by slug
+  assert.equal((await bob.listSchedules()).schedules.some((s) => s.id === created.id), false);
+  await assert.rejects(bob.getSchedule(created.id), (error) => error.status === 404 && error.body.code === 'schedule_not_found');
+  const updated = await alice.updateSchedule(created.id, { prompt: 'the new digest', cron: '@hourly' });
+  assert.deepEqual([updated.prompt, updated.cron], ['the new digest', '@hourly']);
+  assert.equal((await alice.pauseSchedule(created.id)).status, 'paused');
+  assert.equal((await alice.resumeSchedule(created.id)).status, 'active');
+  const receipt = await alice.runSchedule(created.id);
+  assert.deepEqual(Object.keys(receipt), ['scheduleId', 'claimId', 'scheduledFireAt']);
+  assert.equal(receipt.claimId, `manual_${created.id}_${receipt.scheduledFireAt}`);
+  let triggers = [];
+  const start = Date.now();
+  while (!(triggers[0]?.outcome === 'succeeded')) {
+    if (Date.now() - start > 8000) throw new Error(`the manual fire did not succeed: ${JSON.stringify(triggers)}`);
+    await sleep(50);
+    ({ triggers } = await alice.listScheduleTriggers(created.id, { limit: 5 }));
+  }
+  assert.deepEqual([triggers.length, triggers[0].triggerKind, triggers[0].scheduledFireAt], [1, 'manual', receipt.scheduledFireAt]);
+  assert.notEqual(triggers[0].runId, receipt.claimId); // the agent run it started
+  assert.deepEqual(await alice.deleteSchedule(created.id), { message: 'Schedule deleted' });
+  await assert.rejects(alice.getSchedule(created.id), (error) => error.status === 404);
+  await assert.rejects(alice.createSchedule({ agentId: 'echo', cron: 'bad cron', prompt: 'p' }),
+    (error) => error.status === 400 && error.body.code === 'invalid_cron');
+});

@@ -24,7 +24,8 @@ def test_mastra_client_js_works_unchanged(db_url_for_subprocess, tmp_path):
                              capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stdout + install.stderr
     alice, bob = user_token("alice"), user_token("bob")
-    with live_server(db_url_for_subprocess, tmp_path / "daphne.out", MASTRA_API_SEND_RATE="100000/min") as base:
+    with live_server(db_url_for_subprocess, tmp_path / "daphne.out", MASTRA_API_SEND_RATE="100000/min",
+                     MASTRA_SCHEDULE_SCHEDULER="true") as base:
         env = {**os.environ, "MASTRA_BASE_URL": base, "MASTRA_TOKEN": alice, "MASTRA_OTHER_TOKEN": bob}
         # a test that hangs fails by name after 30 s; the runner exits even if a failed test left a
         # subscription open (an open SSE connection would otherwise keep node alive)

@@ -23,6 +23,10 @@ EXPECTED_OPERATIONS = {
     "DELETE /api/memory/threads/{thread_id}", "GET /api/memory/threads/{thread_id}/messages",
     "GET /api/notifications", "PATCH /api/notifications/{record_id}",
     "POST /api/webhooks/github/{name}", "POST /api/webhooks/slack/{name}",
+    "GET /api/schedules", "POST /api/schedules", "GET /api/schedules/{schedule_id}",
+    "PATCH /api/schedules/{schedule_id}", "DELETE /api/schedules/{schedule_id}",
+    "POST /api/schedules/{schedule_id}/pause", "POST /api/schedules/{schedule_id}/resume",
+    "POST /api/schedules/{schedule_id}/run", "GET /api/schedules/{schedule_id}/triggers",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
