@@ -165,6 +165,7 @@ INSTALLED_APPS = [
     "channels",
     "agents",
     "inbox",
+    "agent_channels",
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
@@ -291,11 +292,26 @@ MASTRA_KEEP_PROVIDER_PAYLOADS = env_bool("MASTRA_KEEP_PROVIDER_PAYLOADS", False)
 WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 1, minimum=1, maximum=1024)
 # Due notifications: Celery beat with a broker; the notification-dispatch job of mastra_site.workers without one.
 MASTRA_NOTIFICATION_SCHEDULER = env_bool("MASTRA_NOTIFICATION_SCHEDULER", not CELERY_BROKER_URL)
+# Channels (agent_channels, docs/channels.md): how often a process hands received platform events to
+# the agents, relays runs' chunks to the outbox and sends what is due; the least time between two
+# writes of one GitHub installation (GitHub's secondary limits: 80 content-creating requests a
+# minute); the attempts of a platform write before it is failed (shown in the admin)
+MASTRA_CHANNELS_POLL_MS = env_int("MASTRA_CHANNELS_POLL_MS", 500, minimum=20, maximum=60_000)
+MASTRA_CHANNELS_SCHEDULER = env_bool("MASTRA_CHANNELS_SCHEDULER", True)
+MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS = env_int("MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS", 1000, minimum=0,
+                                                   maximum=60_000)
+MASTRA_CHANNELS_MAX_ATTEMPTS = env_int("MASTRA_CHANNELS_MAX_ATTEMPTS", 6, minimum=1, maximum=100)
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-notifications": {
         "task": "inbox.dispatch_due_notifications",
         "schedule": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
         "options": {"expires": float(MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S)},
+    },
+    # the channels' outbox, relay and handoff, also run by every serving process
+    "channels-work": {
+        "task": "agent_channels.channels_work",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
     },
 }
 

@@ -13,5 +13,7 @@ urlpatterns = [
     # inbox (inbox.webhooks)
     path("api/webhooks/", include("inbox.webhooks.urls")),
     path("api/", include("inbox.urls")),
+    # the channels' webhooks (agent_channels, docs/channels.md): Slack and GitHub conversations
+    path("api/", include("agent_channels.urls")),
     path("api/", include("agents.api.urls")),
 ]

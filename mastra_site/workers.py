@@ -1,6 +1,6 @@
-"""A process's background work: thread recovery and the notification dispatcher.
+"""A process's background work: thread recovery, the notification dispatcher and the channels.
 
-Three periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Four periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -11,6 +11,10 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   ``MASTRA_NOTIFICATION_SCHEDULER`` is on, the default without a Celery broker): delivers the
   notification records that fell due (``inbox.dispatcher.dispatch_due_notifications``). With a broker,
   Celery beat runs the same dispatch instead;
+- ``channels`` (every ``MASTRA_CHANNELS_POLL_MS``, when an agent has ``channels`` and
+  ``MASTRA_CHANNELS_SCHEDULER`` is on, the default): hands received Slack and GitHub events to the
+  agents, relays their runs to the outbox and sends what is due (``agent_channels.work``); Celery
+  beat runs the same pass too when a broker is set (every step claims its rows);
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
   definitions (``agents.editor.sync``).
 
@@ -36,6 +40,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from agent_channels.adapters import channels_configured
+from agent_channels.work import channels_work
 from agents.editor.sync import sync_at_start
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
@@ -66,6 +72,8 @@ JOBS = (
     Job("notification-dispatch", dispatch_notifications,
         interval=lambda: float(settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S),
         enabled=lambda: bool(settings.MASTRA_NOTIFICATION_SCHEDULER)),
+    Job("channels", channels_work, interval=lambda: settings.MASTRA_CHANNELS_POLL_MS / 1000.0,
+        enabled=lambda: bool(settings.MASTRA_CHANNELS_SCHEDULER) and channels_configured()),
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
 )
