@@ -14,20 +14,17 @@ anything is parsed or stored, by ``slack_sdk``'s :class:`SignatureVerifier`.
 from __future__ import annotations
 
 import json
-import time
 from typing import Mapping
 from urllib.parse import parse_qs
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.signature import Clock, SignatureVerifier
 
 from agents.runtime.channels.text import slack_thread_key
+from inbox.webhooks.slack import verifier
 
 from .inbound import (ACTION, DIRECT, MENTION, SUBSCRIBED, Inbound, PayloadError, ignored, read_object,
                       read_text)
 
-#: how far a request's timestamp may be from now (Slack's advice, and slack_sdk's check)
-MAX_SKEW_S = 300
 #: the metadata event type that carries an outbox row's key on the messages it posts
 METADATA_TYPE = "mastra_outbox"
 #: Slack errors that no retry cures: the row fails at once
@@ -36,36 +33,11 @@ PERMANENT_ERRORS = frozenset({"channel_not_found", "not_in_channel", "is_archive
                               "cant_update_message", "invalid_blocks", "no_text", "user_not_in_channel"})
 
 
-class SlackClock(Clock):
-    """``slack_sdk``'s clock, on a ``timer`` the tests can replace."""
-
-    def __init__(self, timer=time.time):
-        self.timer = timer
-
-    def now(self) -> float:
-        return self.timer()
-
-
-def signature_problem(secret: str, body: bytes, timestamp: str | None, signature: str | None, *,
-                      timer=time.time) -> str | None:
-    """None when the request is signed by ``secret`` and fresh; else why it is refused. The
-    freshness is told apart for the message; the check itself is ``slack_sdk``'s."""
-    if not timestamp or not signature or not secret:
-        return "missing signature headers"
-    try:
-        sent = int(timestamp)
-    except ValueError:
-        return "bad timestamp"
-    if abs(timer() - sent) > MAX_SKEW_S:
-        return "the request timestamp is more than five minutes old"
-    if not SignatureVerifier(secret, clock=SlackClock(timer)).is_valid(body, timestamp, signature.strip()):
-        return "the signature does not match"
-    return None
-
-
-def verify(adapter, headers: Mapping[str, str], raw: bytes, *, timer=time.time) -> str | None:
-    return signature_problem(adapter.signing_secret, raw, headers.get("X-Slack-Request-Timestamp"),
-                             headers.get("X-Slack-Signature"), timer=timer)
+def verify(adapter, headers: Mapping[str, str], raw: bytes) -> str | None:
+    """None when the request is signed with the adapter's signing secret and fresh; else why not
+    (the inbox's verifier: ``slack_sdk``'s check, with the reason told apart)."""
+    return verifier.problem(adapter.signing_secret, raw, headers.get("X-Slack-Request-Timestamp"),
+                            headers.get("X-Slack-Signature"))
 
 
 def request_payload(headers: Mapping[str, str], raw: bytes) -> dict:
@@ -222,6 +194,6 @@ async def thread_history(client, *, channel: str, thread_ts: str, before_ts: str
     return messages[-limit:] if limit else []
 
 
-__all__ = ["METADATA_TYPE", "SlackClock", "action_inbound", "ephemeral_post", "error_text", "inbound", "message_find",
-           "message_post", "message_update", "permanent", "request_payload", "retry_after", "signature_problem",
+__all__ = ["METADATA_TYPE", "action_inbound", "ephemeral_post", "error_text", "inbound", "message_find",
+           "message_post", "message_update", "permanent", "request_payload", "retry_after",
            "thread_history", "verify"]
