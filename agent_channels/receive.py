@@ -24,7 +24,7 @@ from typing import Mapping
 
 from django.db import IntegrityError, transaction
 
-from agents.connections import async_twin
+from agents.connections import POOL, async_twin
 
 from . import github, slack
 from .adapters import channel_adapter
@@ -66,7 +66,8 @@ def event_store(*, agent_id: str, platform: str, inbound: Inbound) -> tuple[str,
     return "accepted", event.pk
 
 
-aevent_store = async_twin(event_store)
+#: on a thread of its own: the reply waits for this one write only, never behind the runs' database work
+aevent_store = async_twin(event_store, thread=POOL)
 
 
 async def channel_webhook_receive(*, agent_id: str, platform: str, headers: Mapping[str, str],

@@ -19,6 +19,8 @@ REPLY = {200: openapi.OBJECT, **openapi.ERRORS}
 class ChannelWebhookView(ApiView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    throttle_classes: list = []
+    checks_need_database = False
 
     @extend_schema(operation_id="agents_channels_webhook", request=openapi.body(openapi.OBJECT), responses=REPLY,
                    tags=["channels"], auth=[])

@@ -23,6 +23,7 @@ EXPECTED_OPERATIONS = {
     "DELETE /api/memory/threads/{thread_id}", "GET /api/memory/threads/{thread_id}/messages",
     "GET /api/notifications", "PATCH /api/notifications/{record_id}",
     "POST /api/webhooks/github/{name}", "POST /api/webhooks/slack/{name}",
+    "POST /api/agents/{agent_id}/channels/{platform}/webhook",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
