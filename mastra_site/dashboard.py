@@ -12,6 +12,7 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 
+from agent_channels.models import OutboxMessage, RateLimitWait
 from agents.models import Run, ThreadLease, ToolApproval
 from agents.registry import get_mastra
 from agents.runtime.providers.credentials import MissingKey, missing_keys
@@ -45,6 +46,9 @@ class Dashboard:
     approval_rows: list[ToolApproval] = field(default_factory=list)
     backlog: list[Figure] = field(default_factory=list)
     due: Figure | None = None
+    #: channels: platform writes failed for good, and the rate-limit waits platforms asked for in the last hour
+    deliveries_failed: Figure | None = None
+    rate_waits: Figure | None = None
     usage_days: list[str] = field(default_factory=list)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     chart: dict = field(default_factory=dict)
@@ -78,6 +82,12 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
                      for p in PRIORITIES]
     board.due = Figure("due dispatches", records.filter(next_due_at__lte=now).count(),
                        changelist("inbox_notificationrecord", status="pending", next_due_at__lte=now.isoformat()))
+    board.deliveries_failed = Figure(
+        "failed deliveries", OutboxMessage.objects.filter(status=OutboxMessage.Status.FAILED).count(),
+        changelist("agent_channels_outboxmessage", status="failed"))
+    board.rate_waits = Figure("rate-limit waits in the last hour",
+                              RateLimitWait.objects.filter(created_at__gte=hour_ago).count(),
+                              changelist("agent_channels_ratelimitwait", created_at__gte=hour_ago.isoformat()))
     usage_fill(board, now)
     return board
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import os
 from datetime import datetime, timezone
 
 from django.conf import settings
 
 from agents.editor.overrides import EditorOverrides
 from agents.memory import Memory
-from agents.runtime import Agent, Mastra, create_tool
+from agents.runtime import Agent, Mastra, create_github_adapter, create_slack_adapter, create_tool
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -92,6 +93,31 @@ clock_tool = create_tool(
     execute=current_time,
 )
 
+def demo_channels(env=os.environ) -> dict | None:
+    """The demo agent's channels (docs/channels.md), from the environment only: Slack with
+    ``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``; GitHub with ``GITHUB_WEBHOOK_SECRET`` and
+    ``GITHUB_TOKEN``, or ``GITHUB_APP_ID`` with ``GITHUB_PRIVATE_KEY`` (the PEM, or
+    ``GITHUB_PRIVATE_KEY_FILE``), mentioned as ``GITHUB_BOT_LOGIN``. ``SLACK_API_URL`` /
+    ``GITHUB_API_URL`` point them elsewhere (a proxy, a local fake). None without either."""
+    adapters = {}
+    if env.get("SLACK_BOT_TOKEN") and env.get("SLACK_SIGNING_SECRET"):
+        adapters["slack"] = create_slack_adapter(bot_token=env["SLACK_BOT_TOKEN"],
+                                                 signing_secret=env["SLACK_SIGNING_SECRET"],
+                                                 api_url=env.get("SLACK_API_URL") or "https://slack.com/api/")
+    key = env.get("GITHUB_PRIVATE_KEY") or ""
+    if not key and env.get("GITHUB_PRIVATE_KEY_FILE"):
+        with open(env["GITHUB_PRIVATE_KEY_FILE"], encoding="utf-8") as file:
+            key = file.read()
+    if env.get("GITHUB_WEBHOOK_SECRET") and (env.get("GITHUB_TOKEN") or (env.get("GITHUB_APP_ID") and key)):
+        credentials = ({"token": env["GITHUB_TOKEN"]} if env.get("GITHUB_TOKEN")
+                       else {"app_id": env["GITHUB_APP_ID"], "private_key": key})
+        adapters["github"] = create_github_adapter(webhook_secret=env["GITHUB_WEBHOOK_SECRET"],
+                                                   bot_login=env.get("GITHUB_BOT_LOGIN") or None,
+                                                   api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+                                                   **credentials)
+    return {"adapters": adapters} if adapters else None
+
+
 ops_agent = Agent(
     id="ops-assistant",
     name="Ops Assistant",
@@ -104,6 +130,8 @@ ops_agent = Agent(
     tools={"calculate": calculator_tool, "current-time": clock_tool},
     memory=Memory(last_messages=20, generate_title=True),
     editor={"instructions": True, "tools": {"description": True}},
+    # Slack threads and GitHub issues, when their credentials are in the environment
+    channels=demo_channels(),
 )
 
 # One agent per editor lock, so that the admin editor shows each kind (docs/editor.md).

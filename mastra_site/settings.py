@@ -166,6 +166,7 @@ INSTALLED_APPS = [
     "agents",
     "inbox",
     "schedules",  # mastra.schedules: agents on a cron (docs/schedules.md)
+    "agent_channels",
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
@@ -325,6 +326,15 @@ MASTRA_SCHEDULE_SCHEDULER = env_bool("MASTRA_SCHEDULE_SCHEDULER", not CELERY_BRO
 MASTRA_SCHEDULE_TICK_S = env_int("MASTRA_SCHEDULE_TICK_S", 5, minimum=1, maximum=3_600)
 MASTRA_SCHEDULE_MISFIRE_GRACE_S = env_int("MASTRA_SCHEDULE_MISFIRE_GRACE_S", 60, minimum=1, maximum=86_400)
 MASTRA_SCHEDULE_FIRE_LEASE_S = env_int("MASTRA_SCHEDULE_FIRE_LEASE_S", 60, minimum=3, maximum=86_400)
+# Channels (agent_channels, docs/channels.md): how often a process hands received platform events to
+# the agents, relays runs' chunks to the outbox and sends what is due; the least time between two
+# writes of one GitHub installation (GitHub's secondary limits: 80 content-creating requests a
+# minute); the attempts of a platform write before it is failed (shown in the admin)
+MASTRA_CHANNELS_POLL_MS = env_int("MASTRA_CHANNELS_POLL_MS", 500, minimum=20, maximum=60_000)
+MASTRA_CHANNELS_SCHEDULER = env_bool("MASTRA_CHANNELS_SCHEDULER", True)
+MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS = env_int("MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS", 1000, minimum=0,
+                                                   maximum=60_000)
+MASTRA_CHANNELS_MAX_ATTEMPTS = env_int("MASTRA_CHANNELS_MAX_ATTEMPTS", 6, minimum=1, maximum=100)
 CELERY_BEAT_SCHEDULE = {
     "schedules-tick": {
         "task": "schedules.tick",
@@ -340,6 +350,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mastra_site.sweep_retention",
         "schedule": float(MASTRA_SWEEP_INTERVAL_S),
         "options": {"expires": float(MASTRA_SWEEP_INTERVAL_S)},
+    },
+    # the channels' outbox, relay and handoff, also run by every serving process
+    "channels-work": {
+        "task": "agent_channels.channels_work",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
     },
 }
 

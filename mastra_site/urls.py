@@ -16,5 +16,7 @@ urlpatterns = [
     path("api/webhooks/", include("inbox.webhooks.urls")),
     path("api/", include("inbox.urls")),
     path("api/", include("schedules.urls")),  # mastra.schedules (docs/schedules.md)
+    # the channels' webhooks (agent_channels, docs/channels.md): Slack and GitHub conversations
+    path("api/", include("agent_channels.urls")),
     path("api/", include("agents.api.urls")),
 ]

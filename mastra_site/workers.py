@@ -1,6 +1,7 @@
-"""A process's background work: thread recovery, the notification dispatcher, the schedules.
+"""A process's background work: thread recovery, the notification dispatcher, the schedules, the
+channels, the retention sweep.
 
-Seven periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
+Eight periodic jobs (:data:`JOBS`), run by a :class:`Workers` on one event loop, each once at start
 and then every ``interval`` seconds, until :meth:`Workers.stop`:
 
 - ``thread-recovery`` (every third of ``MASTRA_THREAD_LEASE_TTL_MS``): starts runs for threads whose
@@ -17,6 +18,10 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   number of processes may run it: each fire runs once;
 - ``declared-schedules`` (at start, then daily): creates the schedules the site declares
   (``mastra_site.mastra.DECLARED_SCHEDULES``) that do not exist yet;
+- ``channels`` (every ``MASTRA_CHANNELS_POLL_MS``, when an agent has ``channels`` and
+  ``MASTRA_CHANNELS_SCHEDULER`` is on, the default): hands received Slack and GitHub events to the
+  agents, relays their runs to the outbox and sends what is due (``agent_channels.work``); Celery
+  beat runs the same pass too when a broker is set (every step claims its rows);
 - ``editor-sync`` (at start, then hourly): the site's code agents → the admin editor's agent
   definitions (``agents.editor.sync``);
 - ``provider-keys`` (at start, then daily): a warning for each agent whose provider key is not set
@@ -47,6 +52,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from agent_channels.adapters import channels_configured
+from agent_channels.work import channels_work
 from agents.editor.sync import sync_at_start
 from agents.registry import get_mastra
 from agents.runtime.providers.credentials import missing_keys
@@ -100,6 +107,8 @@ JOBS = (
     Job("schedule-tick", tick_schedules, interval=lambda: float(settings.MASTRA_SCHEDULE_TICK_S),
         enabled=lambda: bool(settings.MASTRA_SCHEDULE_SCHEDULER)),
     Job("declared-schedules", declare_schedules, interval=lambda: 86_400.0),
+    Job("channels", channels_work, interval=lambda: settings.MASTRA_CHANNELS_POLL_MS / 1000.0,
+        enabled=lambda: bool(settings.MASTRA_CHANNELS_SCHEDULER) and channels_configured()),
     # the admin editor: code agents → agent definitions at start (and hourly, harmlessly)
     Job("editor-sync", sync_at_start, interval=lambda: 3600.0),
     Job("provider-keys", warn_missing_keys, interval=lambda: 86400.0),

@@ -30,6 +30,10 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
 
 class ApiView(APIView):
     view_is_async = True
+    #: DRF's checks run on the worker thread (a token or a session is a database read); a view
+    #: without authentication or throttles (a signed webhook) runs them on the event loop instead,
+    #: so that its reply never queues behind the runs' database work
+    checks_need_database = True
 
     def initial_checks(self, request) -> Caller:
         """DRF's ``initial`` (auth, permissions, throttles) and the caller it found (sync)."""
@@ -49,7 +53,10 @@ class ApiView(APIView):
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)
-            self.caller = await async_twin(self.initial_checks)(request)
+            if self.checks_need_database:
+                self.caller = await async_twin(self.initial_checks)(request)
+            else:
+                self.caller = self.initial_checks(request)
             response = await handler(request, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every error becomes a JSON error body
             response = self.api_error(exc)

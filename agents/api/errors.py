@@ -22,7 +22,7 @@ STATUS_BY_CODE = {
     "model_forbidden": 403,
     "thread_not_found": 404, "run_not_found": 404, "agent_not_found": 404, "not_found": 404, "approval_not_found": 404,
     "unknown_run": 404, "notification_not_found": 404, "endpoint_not_found": 404,
-    "schedule_not_found": 404, "workflow_not_found": 404,
+    "schedule_not_found": 404, "workflow_not_found": 404, "channel_not_found": 404,
     "method_not_allowed": 405,
     "approval_stale": 409, "approval_mismatch": 409, "duplicate_signal_id": 409, "run_id_taken": 409,
     "schedule_exists": 409,

@@ -2,6 +2,7 @@
 
 from .abort import AbortController, AbortSignal
 from .agent import Agent
+from .channels import create_github_adapter, create_slack_adapter
 from .errors import (AgentConfigError, MastraError, MissingCredentialsError, ModelError, SignalError,
                      StructuredOutputError, ThreadNotFoundError, ToolApprovalError)
 from .mastra import Mastra
@@ -15,6 +16,6 @@ __all__ = [
     "AbortController", "AbortSignal", "Agent", "AgentConfigError", "AgentOutput", "BaseMemory",
     "GenerateResult", "InMemoryMemory", "Mastra", "MastraError", "MemoryThread", "MessagePage", "MissingCredentialsError",
     "ModelError", "SignalError", "StepResult", "StructuredOutputError", "ThreadNotFoundError", "ThreadPage", "Tool",
-    "ToolApprovalError", "ToolContext", "Usage", "create_tool",
+    "ToolApprovalError", "ToolContext", "Usage", "create_github_adapter", "create_slack_adapter", "create_tool",
     "has_tool_call", "step_count_is",
 ]

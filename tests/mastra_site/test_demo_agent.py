@@ -142,3 +142,16 @@ async def test_a_complex_result_reaches_the_model_as_a_tool_error():
     result = await ops_agent.generate('/tool calculate {"expression": "(-1)**0.5"}')
     assert result.tool_results[0]["payload"]["result"] == {
         "error": "ValueError: cannot evaluate '(-1)**0.5': the result is not a real number"}
+
+
+def test_the_demo_agent_has_channels_only_with_their_credentials():
+    from mastra_site.mastra import demo_channels
+
+    assert demo_channels({}) is None
+    slack_only = demo_channels({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"})
+    assert list(slack_only["adapters"]) == ["slack"]
+    both = demo_channels({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "GITHUB_WEBHOOK_SECRET": "w",
+                          "GITHUB_TOKEN": "ghp_1", "GITHUB_BOT_LOGIN": "ops-bot"})
+    assert sorted(both["adapters"]) == ["github", "slack"]
+    assert both["adapters"]["github"].bot_login == "ops-bot"
+    assert demo_channels({"GITHUB_WEBHOOK_SECRET": "w"}) is None  # no token, no app key

@@ -12,7 +12,7 @@ EDITOR_KEYS = ("instructions", "tools")
 #: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
 AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
                  "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
-                 "request_context_schema", "notifications", "editor", "caller_models")
+                 "request_context_schema", "notifications", "editor", "caller_models", "channels")
 
 # -- the rest of Mastra's Agent surface (scorers, mastra) --
 AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..channels import channels_check
 from ..delegation import sub_agent_tool
 from ..errors import AgentConfigError
 from ..ids import MAX_AGENT_ID, id_check
@@ -51,7 +52,7 @@ class Agent:
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
                  scorers: Any = None, mastra: Any = None, transform: dict | None = None, workflows: Any = None,
-                 caller_models: Any = None, **unknown: Any):
+                 caller_models: Any = None, channels: Any = None, **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -101,6 +102,8 @@ class Agent:
         if memory is not None and not isinstance(memory, BaseMemory):
             raise AgentConfigError("memory", "must be a Memory instance (agents.memory.Memory)")
         self.memory = memory
+        #: the platforms the agent converses on (``agents.runtime.channels``; docs/channels.md), or None
+        self.channels = channels_check(channels, has_memory=memory is not None)
         for field, value in (("input_processors", input_processors), ("output_processors", output_processors)):
             if value is not None and not callable(value):
                 processors_check(value, field)

@@ -27,6 +27,7 @@ EXPECTED_OPERATIONS = {
     "PATCH /api/schedules/{schedule_id}", "DELETE /api/schedules/{schedule_id}",
     "POST /api/schedules/{schedule_id}/pause", "POST /api/schedules/{schedule_id}/resume",
     "POST /api/schedules/{schedule_id}/run", "GET /api/schedules/{schedule_id}/triggers",
+    "POST /api/agents/{agent_id}/channels/{platform}/webhook",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
