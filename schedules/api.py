@@ -8,9 +8,9 @@ threaded schedule's thread must exist and be the caller's (staff: any resource's
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
+from agents.connections import async_twin
 from agents.api import openapi
 from agents.api.base import ApiView, json_response
 from agents.api.errors import ApiError
@@ -63,11 +63,11 @@ class ScheduleView(ApiView):
 
     async def schedule(self, schedule_id: str):
         """The schedule ``schedule_id`` (or ``agent_<slug>``) if the caller may see it, else 404."""
-        found = await sync_to_async(schedule_get)(schedule_id=schedule_id, visible=self.visible())
+        found = await async_twin(schedule_get)(schedule_id=schedule_id, visible=self.visible())
         if found is None:
             existing = await get_mastra().schedules.get(schedule_id)
             if existing is not None:
-                found = await sync_to_async(schedule_get)(schedule_id=existing.id, visible=self.visible())
+                found = await async_twin(schedule_get)(schedule_id=existing.id, visible=self.visible())
         if found is None:
             raise ScheduleNotFound("Schedule not found")
         return found
@@ -79,7 +79,7 @@ class ScheduleListView(ScheduleView):
         query = request.GET.dict()
         filter = ScheduleFilter(**{snake_case(name): optional_str(query, name) for name in
                                    ("agentId", "workflowId", "status", "threadId", "resourceId", "name")})
-        found = await sync_to_async(schedules_list)(filter=filter, visible=self.visible())
+        found = await async_twin(schedules_list)(filter=filter, visible=self.visible())
         return json_response({"schedules": [schedule.to_dict() for schedule in found]})
 
     @extend_schema(operation_id="schedules_create", request=BODY, responses=SCHEDULE, tags=["schedules"])

@@ -6,7 +6,7 @@
   embedded default, ``MASTRA_SCHEDULE_SCHEDULER`` on: a background task on this event loop) or a
   Celery worker (the task ``schedules.run_fire``);
 - :func:`run_fire`: start it (``claimed`` → ``running``, once), renew its lease while it runs on the
-  lease thread (``agents.connections.lease_twin``), run it (``agents.runtime.schedules.execute``),
+  lease thread (``agents.connections.async_twin`` on ``LEASE``), run it (``agents.runtime.schedules.execute``),
   write its end.
 
 In the embedded default each serving process (and ``manage.py run_workers``) runs the tick as one of
@@ -28,7 +28,7 @@ from celery import current_app
 from django.conf import settings
 from django.utils import timezone
 
-from agents.connections import async_twin, lease_twin
+from agents.connections import LEASE, async_twin
 from agents.registry import get_mastra
 from agents.runtime.schedules import FireResult, execute_schedule_fire, execute_workflow_fire
 from agents.runtime.schedules import Schedule as ScheduleRecord
@@ -74,7 +74,7 @@ async def _execute(schedule: ScheduleRecord, trigger: Trigger, fired_at: datetim
 
 async def _renew(trigger_id: str, runner: str, clock: Callable[[], datetime]) -> None:
     lease = fire_lease()
-    renew = lease_twin(fire_renew)
+    renew = async_twin(fire_renew, thread=LEASE)
     while True:
         await asyncio.sleep(lease.total_seconds() / 3)
         try:

@@ -136,9 +136,10 @@ async def test_a_claimed_fire_no_runner_started_is_dispatched_again_and_runs_onc
     assert site.WORKFLOW_INPUTS == [({}, created.id)]
 
 
-def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules, clock):
+def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules, clock, postgres_db):
     """Four threads (four database connections) claim the same 40 every-minute schedules at the same
-    simulated instants."""
+    simulated instants. On PostgreSQL, as every layout with several schedulers: SQLite serialises
+    writers, and four of them hammering one file starve one another past the busy timeout."""
     import asyncio
 
     for i in range(40):
@@ -174,7 +175,7 @@ def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules
     assert {o for _, _, o in rows} == {"claimed"}
 
 
-def test_scheduler_processes_racing_run_each_fire_once(schedules, clock, db_url_for_subprocess, tmp_path):
+def test_scheduler_processes_racing_run_each_fire_once(schedules, clock, postgres_db, tmp_path):
     """Four scheduler processes tick over the same 20 schedules through the same simulated hour (ticks every 20 s, 08:00:01 to 09:00:01), and
     run what they claim: every fire runs once (the fire log holds each claim id once)."""
     import asyncio
@@ -190,7 +191,7 @@ def test_scheduler_processes_racing_run_each_fire_once(schedules, clock, db_url_
     log = tmp_path / "fires.log"
     # each process has its own simulated clock, some ahead of others: a lease longer than the hour
     # keeps one process's sweep from taking another's fire as dead
-    env = {**os.environ, "DATABASE_URL": db_url_for_subprocess, "FIRE_LOG": str(log), "PYTHONPATH": str(ROOT),
+    env = {**os.environ, "DATABASE_URL": postgres_db, "FIRE_LOG": str(log), "PYTHONPATH": str(ROOT),
            "MASTRA_SCHEDULE_FIRE_LEASE_S": "86400"}
     start = (clock.now + timedelta(seconds=1)).isoformat()
     workers = [subprocess.Popen([sys.executable, "-m", "tests.schedules.claim_worker", start, "20", "181"], cwd=ROOT,
