@@ -11,6 +11,7 @@ from .limits import current_limits
 from .naming import option_dict, snake_case, snake_keys
 from .option_checks import surface_options_check
 from .overrides import validate_versions
+from .providers.chain import chain_check, is_chain
 from .tools import Schema
 
 OPTION_NAMES = frozenset({
@@ -114,6 +115,8 @@ def validate_options(options: dict) -> dict:
         if stops is not None and (not isinstance(stops, list) or not all(isinstance(s, str) for s in stops)):
             raise AgentConfigError("options.model_settings.stop_sequences", "must be a list of strings")
         options["model_settings"] = settings
+    if is_chain(options.get("model")):
+        chain_check(options["model"], "options.model")
     choice = options.get("tool_choice")
     if choice is not None:
         if isinstance(choice, dict):

@@ -23,6 +23,7 @@ from ..scoring import scorers_check
 from ..transforms import transform_policy_check
 from ..workflows import workflows_check
 from ..providers.base import is_model_object
+from ..providers.chain import chain_check, is_chain
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -73,10 +74,13 @@ class Agent:
         self.instructions = instructions
         if model is None:
             raise AgentConfigError("model", "is required (e.g. 'openai/gpt-4o-mini' or 'local/echo')")
-        if isinstance(model, (str, dict)):
+        if is_chain(model):
+            chain_check(model, "model")  # a fallback chain: every entry checked now
+        elif isinstance(model, (str, dict)):
             resolve_model(model)  # fails fast on a malformed string or unknown provider
         elif not callable(model) and not is_model_object(model):
-            raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model or a callable")
+            raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model, a list "
+                                            "of them (a fallback chain) or a callable")
         self.model = model
         #: the model ids a caller over HTTP or the websocket may pick (agents.model_choice); none by default
         self.caller_models = check_caller_models(caller_models)
