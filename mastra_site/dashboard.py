@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Run, ThreadLease, ToolApproval
+from agents.runtime.providers.breaker import breakers_snapshot
 from inbox.models import NotificationRecord
 
 PRIORITIES = ("urgent", "high", "medium", "low")
@@ -46,6 +47,8 @@ class Dashboard:
     usage_days: list[str] = field(default_factory=list)
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     chart: dict = field(default_factory=dict)
+    #: this process's model circuit breakers with failures (``agents.runtime.providers.breaker``)
+    breakers: list[dict] = field(default_factory=list)
 
 
 def dashboard_build(*, now: datetime | None = None) -> Dashboard:
@@ -61,7 +64,8 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     hour_ago = now - timedelta(hours=1)
     failed = Run.objects.filter(status=Run.Status.FAILED, started_at__gte=hour_ago).order_by("-started_at")
     board.failed = [{"id": run.id, "agent_id": run.agent_id, "error": (run.error or "").splitlines()[0][:160]
-                     if run.error else "", "url": reverse("admin:agents_run_change", args=[run.id])}
+                     if run.error else "", "code": run.error_code,
+                     "url": reverse("admin:agents_run_change", args=[run.id])}
                     for run in failed[:20]]
     board.failed_url = changelist("agents_run", status="failed", started_at__gte=hour_ago.isoformat())
     pending = ToolApproval.objects.filter(status=ToolApproval.Status.PENDING)
@@ -74,6 +78,7 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     board.due = Figure("due dispatches", records.filter(next_due_at__lte=now).count(),
                        changelist("inbox_notificationrecord", status="pending", next_due_at__lte=now.isoformat()))
     usage_fill(board, now)
+    board.breakers = breakers_snapshot()
     return board
 
 
