@@ -355,6 +355,10 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
 }
 MASTRA_API_MAX_BODY = env_int("MASTRA_API_MAX_BODY", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
+# voice (agents.api.voice): the largest recording a listen request takes, and the longest (WAV: read from its header)
+MASTRA_VOICE_MAX_AUDIO_BYTES = env_int("MASTRA_VOICE_MAX_AUDIO_BYTES", 10 * 1024 * 1024, minimum=1024,
+                                       maximum=100 * 1024 * 1024)
+MASTRA_VOICE_MAX_AUDIO_SECONDS = env_int("MASTRA_VOICE_MAX_AUDIO_SECONDS", 300, minimum=1, maximum=3600)
 MASTRA_API_KEEPALIVE_S = env_int("MASTRA_API_KEEPALIVE_S", 25, minimum=1, maximum=3_600)
 
 # Browser chat UI (docs/chat.md): its login pages, and the largest websocket frame it reads

@@ -256,3 +256,22 @@ test('a subscription resumes after lastSeq (body) and Last-Event-ID (header)', a
   const after4 = await read({ headers: { ...headers, 'Last-Event-ID': '4' }, body: JSON.stringify({ threadId }) });
   assert.equal(after4[0].seq, 5);
 });
+
+test('agent.voice: speakers, listener, speak (audio bytes) and listen (a recording upload)', async () => {
+  const voice = alice.getAgent('echo').voice;
+  assert.deepEqual(await voice.getSpeakers(), [{ voiceId: 'low', name: 'Low' }, { voiceId: 'high', name: 'High' }]);
+  assert.deepEqual(await voice.getListener(), { enabled: true });
+  const response = await voice.speak('hello there', { speaker: 'high' });
+  assert.equal(response.headers.get('content-type'), 'audio/wav');
+  const audio = Buffer.from(await response.arrayBuffer());
+  assert.equal(audio.subarray(0, 4).toString('latin1'), 'RIFF');
+  assert.equal(audio.subarray(8, 12).toString('latin1'), 'WAVE');
+  const heard = await voice.listen(new Blob([audio], { type: 'audio/wav' }), { language: 'en' });
+  assert.deepEqual(heard, { text: `transcript of ${audio.length} bytes` });
+  // an agent without a voice: no speakers, not listening, speaking refused as Mastra refuses it
+  const plain = alice.getAgent('plain').voice;
+  assert.deepEqual(await plain.getSpeakers(), []);
+  assert.deepEqual(await plain.getListener(), { enabled: false });
+  await assert.rejects(plain.speak('hi'), (e) => e.status === 400 && /No voice provider configured/.test(e.message));
+  await assert.rejects(voice.listen(new Blob(['plain text'], { type: 'text/plain' })), (e) => e.status === 415);
+});

@@ -23,6 +23,10 @@ EXPECTED_OPERATIONS = {
     "DELETE /api/memory/threads/{thread_id}", "GET /api/memory/threads/{thread_id}/messages",
     "GET /api/notifications", "PATCH /api/notifications/{record_id}",
     "POST /api/webhooks/github/{name}", "POST /api/webhooks/slack/{name}",
+    "GET /api/agents/{agent_id}/voice/speakers", "GET /api/agents/{agent_id}/speakers",
+    "GET /api/agents/{agent_id}/voice/listener", "POST /api/agents/{agent_id}/voice/speak",
+    "POST /api/agents/{agent_id}/speak", "POST /api/agents/{agent_id}/voice/listen",
+    "POST /api/agents/{agent_id}/listen",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
