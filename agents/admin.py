@@ -138,9 +138,9 @@ class ThreadAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
-    list_display = ("id", "agent_id", "resource_id", "thread_link", "status", "finish_reason", "steps", "tokens", "error_line",
-                    "started_at", "finished_at")
-    list_filter = ("status", "finish_reason", "agent_id", "started_at")
+    list_display = ("id", "agent_id", "resource_id", "thread_link", "status", "finish_reason", "steps", "tokens",
+                    "error_code", "error_line", "started_at", "finished_at")
+    list_filter = ("status", "finish_reason", "error_code", "agent_id", "started_at")
     search_fields = ("id", "resource_id", "thread__thread_id", "error")
     readonly_fields = ("thread_link", "scores", "trace")
 

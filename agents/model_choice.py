@@ -10,7 +10,9 @@ websocket (docs/security.md, "Who may pick a model").
 - A request names a model by its id string only (any other value: ``invalid_model``, 400), and
   only an id its agent lists in ``Agent(caller_models=[...])``; a staff user holding the
   permission ``agents.choose_any_model`` may name any id. Else :class:`ModelForbidden`
-  (``model_forbidden``, 403).
+  (``model_forbidden``, 403). A fallback chain (``model: ["openai/gpt-4o", {"model":
+  "anthropic/claude-sonnet-4-5", "maxRetries": 1, "enabled": true}]``) is checked entry by entry
+  under the same rule: each entry's model is an id string the caller may pick.
 - A caller's structured output schema is compiled here, so that a ``$ref`` outside the schema is
   ``invalid_schema`` (400) before anything is stored (``agents.runtime.tools.Schema`` never fetches).
 
@@ -76,8 +78,15 @@ def connection_setting(value: Any, path: str) -> str | None:
 def model_choices(options: dict, prefix: str = "") -> list[tuple[str, Any]]:
     """``(wire path, value)`` of every model the (snake_case) call options name."""
     choices = []
-    if options.get("model") is not None:
-        choices.append((f"{prefix}model", options["model"]))
+    model = options.get("model")
+    if isinstance(model, list):  # a fallback chain: every entry is a choice of its own
+        for index, entry in enumerate(model):
+            if isinstance(entry, dict) and "model" in entry:
+                choices.append((f"{prefix}model[{index}].model", entry["model"]))
+            else:
+                choices.append((f"{prefix}model[{index}]", entry))
+    elif model is not None:
+        choices.append((f"{prefix}model", model))
     structured = options.get("structured_output")
     if isinstance(structured, dict) and structured.get("model") is not None:
         choices.append((f"{prefix}structuredOutput.model", structured["model"]))
@@ -92,6 +101,8 @@ def model_choices(options: dict, prefix: str = "") -> list[tuple[str, Any]]:
 def connection_check(options: dict, prefix: str = "") -> None:
     """Raise :class:`ModelConnectionForbidden` when the options set a connection anywhere."""
     places = [(path, value) for path, value in model_choices(options, prefix) if isinstance(value, dict)]
+    if isinstance(options.get("model"), list):  # a chain entry's own settings and provider options
+        places.append((f"{prefix}model", options["model"]))
     for name in ("model_settings", "provider_options"):
         places.append((f"{prefix}{camel_case(name)}", options.get(name)))
     structured = options.get("structured_output")

@@ -150,7 +150,11 @@ class Run(models.Model):
     finish_reason = models.CharField(max_length=32, blank=True, default="")
     usage = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True, default="")
+    #: the stable code of the error a failed run ended with (``model_unavailable``, ``provider_http_error``, ...)
+    error_code = models.CharField(max_length=64, blank=True, default="")
     steps = models.PositiveIntegerField(default=0)
+    #: the model that answered each step, ``provider/model_id`` (a fallback chain may change it)
+    step_models = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -202,7 +202,8 @@ def run_record(run: dict, *, existing: bool = False) -> None:
             key = None
     values = {"agent_id": run.get("agent_id") or "", "thread_id": key, "status": run.get("status") or Run.Status.COMPLETED,
               "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
-              "error": run.get("error") or "", "steps": run.get("steps") or 0,
+              "error": run.get("error") or "", "error_code": (run.get("error_code") or "")[:64],
+              "steps": run.get("steps") or 0, "step_models": list(run.get("models") or []),
               "started_at": time_parse(run.get("started_at")),
               "finished_at": time_parse(run["finished_at"]) if run.get("finished_at") else None}
     if run.get("resource_id"):

@@ -18,6 +18,7 @@ class MastraSiteConfig(AppConfig):
         from django.conf import settings
 
         from agents.runtime.limits import configure_limits
+        from agents.runtime.providers.resilience import configure_resilience
         from mastra_site import checks  # noqa: F401  (registers the system checks)
 
         configure_limits(
@@ -25,3 +26,8 @@ class MastraSiteConfig(AppConfig):
             max_notifications_per_call=settings.MASTRA_MAX_NOTIFICATIONS_PER_CALL,
             max_pending_inputs=settings.MASTRA_MAX_PENDING_INPUTS, max_steps=settings.MASTRA_MAX_STEPS,
             max_retries=settings.MASTRA_MAX_RETRIES, keep_provider_payloads=settings.MASTRA_KEEP_PROVIDER_PAYLOADS)
+        configure_resilience(
+            retry_base_s=settings.MASTRA_RETRY_BASE_MS / 1000, retry_max_s=settings.MASTRA_RETRY_MAX_MS / 1000,
+            retry_after_max_s=settings.MASTRA_RETRY_AFTER_MAX_MS / 1000,
+            breaker_failures=settings.MASTRA_BREAKER_FAILURES,
+            breaker_cooldown_s=settings.MASTRA_BREAKER_COOLDOWN_MS / 1000)

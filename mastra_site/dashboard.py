@@ -16,6 +16,7 @@ from agent_channels.models import OutboxMessage, RateLimitWait
 from agents.models import Run, ThreadLease, ToolApproval
 from agents.registry import get_mastra
 from agents.runtime.providers.credentials import MissingKey, missing_keys
+from agents.runtime.providers.breaker import breakers_snapshot
 from inbox.models import NotificationRecord
 
 PRIORITIES = ("urgent", "high", "medium", "low")
@@ -54,6 +55,8 @@ class Dashboard:
     chart: dict = field(default_factory=dict)
     #: agents that cannot answer: their provider key is not set
     missing_keys: list[MissingKey] = field(default_factory=list)
+    #: this process's model circuit breakers with failures (``agents.runtime.providers.breaker``)
+    breakers: list[dict] = field(default_factory=list)
 
 
 def dashboard_build(*, now: datetime | None = None) -> Dashboard:
@@ -70,7 +73,8 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     hour_ago = now - timedelta(hours=1)
     failed = Run.objects.filter(status=Run.Status.FAILED, started_at__gte=hour_ago).order_by("-started_at")
     board.failed = [{"id": run.id, "agent_id": run.agent_id, "error": (run.error or "").splitlines()[0][:160]
-                     if run.error else "", "url": reverse("admin:agents_run_change", args=[run.id])}
+                     if run.error else "", "code": run.error_code,
+                     "url": reverse("admin:agents_run_change", args=[run.id])}
                     for run in failed[:20]]
     board.failed_url = changelist("agents_run", status="failed", started_at__gte=hour_ago.isoformat())
     pending = ToolApproval.objects.filter(status=ToolApproval.Status.PENDING)
@@ -89,6 +93,7 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
                               RateLimitWait.objects.filter(created_at__gte=hour_ago).count(),
                               changelist("agent_channels_ratelimitwait", created_at__gte=hour_ago.isoformat()))
     usage_fill(board, now)
+    board.breakers = breakers_snapshot()
     return board
 
 

@@ -13,7 +13,8 @@ from django.conf import settings
 
 from agents.editor.overrides import EditorOverrides
 from agents.memory import Memory
-from agents.runtime import Agent, Mastra, create_github_adapter, create_slack_adapter, create_tool
+from agents.runtime import (Agent, CompositeVoice, Mastra, OpenAIVoice, create_github_adapter, create_slack_adapter,
+                            create_tool)
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -116,6 +117,21 @@ def demo_channels(env=os.environ) -> dict | None:
                                                    api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
                                                    **credentials)
     return {"adapters": adapters} if adapters else None
+def demo_model() -> str | list:
+    """The ops assistant's model: ``MASTRA_DEFAULT_MODEL``, falling back to the offline ``local/echo``
+    when that model fails (no key, an outage) - a fallback chain (docs/agents.md)."""
+    primary = settings.MASTRA_DEFAULT_MODEL
+    if primary == "local/echo":
+        return primary
+    return [{"model": primary, "max_retries": 2}, {"model": "local/echo"}]
+
+
+def demo_voice() -> CompositeVoice | None:
+    """OpenAI's speech and transcription as the ops assistant's voice, when a key (or an
+    OpenAI-compatible server) is configured (docs/voice.md)."""
+    if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+        return None
+    return CompositeVoice(input=OpenAIVoice(), output=OpenAIVoice())
 
 
 ops_agent = Agent(
@@ -126,7 +142,8 @@ ops_agent = Agent(
         "You are a concise operations assistant for a small engineering team.",
         "Use the calculate tool for arithmetic and the current-time tool for dates; never guess them.",
     ],
-    model=settings.MASTRA_DEFAULT_MODEL,
+    model=demo_model(),
+    voice=demo_voice(),
     tools={"calculate": calculator_tool, "current-time": clock_tool},
     memory=Memory(last_messages=20, generate_title=True),
     editor={"instructions": True, "tools": {"description": True}},

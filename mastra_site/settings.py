@@ -284,6 +284,12 @@ MASTRA_MAX_NOTIFICATIONS_PER_CALL = env_int("MASTRA_MAX_NOTIFICATIONS_PER_CALL",
 MASTRA_MAX_PENDING_INPUTS = env_int("MASTRA_MAX_PENDING_INPUTS", 1000, minimum=1, maximum=1_000_000)
 MASTRA_MAX_STEPS = env_int("MASTRA_MAX_STEPS", 1000, minimum=1, maximum=100_000)
 MASTRA_MAX_RETRIES = env_int("MASTRA_MAX_RETRIES", 10, minimum=0, maximum=100)
+# model retries, fallbacks and circuit breakers (agents.runtime.providers.resilience, docs/agents.md)
+MASTRA_RETRY_BASE_MS = env_int("MASTRA_RETRY_BASE_MS", 1000, minimum=0, maximum=600000)
+MASTRA_RETRY_MAX_MS = env_int("MASTRA_RETRY_MAX_MS", 30000, minimum=0, maximum=3600000)
+MASTRA_RETRY_AFTER_MAX_MS = env_int("MASTRA_RETRY_AFTER_MAX_MS", 30000, minimum=0, maximum=3600000)
+MASTRA_BREAKER_FAILURES = env_int("MASTRA_BREAKER_FAILURES", 5, minimum=0, maximum=1000)
+MASTRA_BREAKER_COOLDOWN_MS = env_int("MASTRA_BREAKER_COOLDOWN_MS", 30000, minimum=0, maximum=86400000)
 # admin editor: how often (ms) a process checks whether a publish changed the agents' overrides
 MASTRA_EDITOR_REFRESH_MS = env_int("MASTRA_EDITOR_REFRESH_MS", 1000, minimum=0, maximum=3_600_000)
 # debugging only: keep provider request bodies and response headers in step-finish events
@@ -409,6 +415,10 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents.api.openapi.agent_ids_hook"],
 }
 MASTRA_API_MAX_BODY = env_int("MASTRA_API_MAX_BODY", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
+# voice (agents.api.voice): the largest recording a listen request takes, and the longest (WAV: read from its header)
+MASTRA_VOICE_MAX_AUDIO_BYTES = env_int("MASTRA_VOICE_MAX_AUDIO_BYTES", 10 * 1024 * 1024, minimum=1024,
+                                       maximum=100 * 1024 * 1024)
+MASTRA_VOICE_MAX_AUDIO_SECONDS = env_int("MASTRA_VOICE_MAX_AUDIO_SECONDS", 300, minimum=1, maximum=3600)
 MASTRA_API_KEEPALIVE_S = env_int("MASTRA_API_KEEPALIVE_S", 25, minimum=1, maximum=3_600)
 
 # Browser chat UI (docs/chat.md): its login pages, and the largest websocket frame it reads

@@ -98,3 +98,17 @@ async def settled_runs(settle):
     """The test's thread runs end before the database is flushed."""
     yield
     await settle(timeout=5.0)
+
+
+@pytest.fixture(autouse=True)
+def model_resilience():
+    """Every test starts with no circuit breaker open and the default retry settings (both are
+    per process: a test's failures must not skip another test's model)."""
+    from agents.runtime.providers.breaker import breakers_reset
+    from agents.runtime.providers.resilience import current_resilience, set_resilience
+
+    breakers_reset()
+    before = current_resilience()
+    yield
+    breakers_reset()
+    set_resilience(before)

@@ -27,7 +27,10 @@ STATUS_BY_CODE = {
     "approval_stale": 409, "approval_mismatch": 409, "duplicate_signal_id": 409, "run_id_taken": 409,
     "schedule_exists": 409,
     "body_too_large": 413, "signal_too_large": 413, "notification_too_large": 413,
-    "unsupported_media_type": 415,
+    "audio_too_large": 413, "audio_too_long": 413,
+    "unsupported_media_type": 415, "unsupported_audio_type": 415,
+    # a voice provider failed or refused (HTTP 502: the gateway's fault; nothing was stored)
+    "voice_provider_error": 502,
     "too_many_pending_inputs": 429, "throttled": 429,
 }
 

@@ -164,3 +164,17 @@ def agent_ids_hook(result, generator, request, public):
                 if parameter.get("in") == "path" and parameter.get("name") == "agent_id":
                     parameter["schema"] = {"type": "string", "enum": ids}
     return result
+
+# -- voice (agents.api.voice) --
+SPEAKERS = ok({"type": "array", "items": {"type": "object", "required": ["voiceId"],
+                                          "properties": {"voiceId": STRING}, "additionalProperties": True}})
+LISTENER = ok({"type": "object", "required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}})
+SPEAK_BODY = body({"type": "object", "required": ["text"], "properties": {
+    "text": STRING, "speakerId": STRING, "options": OBJECT}})
+AUDIO = {**{(200, kind): {"type": "string", "format": "binary"}
+            for kind in ("audio/mpeg", "audio/wav", "audio/ogg", "audio/aac", "audio/flac", "audio/pcm")},
+         502: ERROR, **ERRORS}
+AUDIO_UPLOAD = {"multipart/form-data": {"type": "object", "required": ["audio"], "properties": {
+    "audio": {"type": "string", "format": "binary"}, "options": STRING}},
+    "audio/*": {"type": "string", "format": "binary"}}
+TRANSCRIPT = {**ok({"type": "object", "required": ["text"], "properties": {"text": STRING}}), 502: ERROR}

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from agents.runtime.providers.base import is_model_object
+from agents.runtime.providers.chain import entry_fields, is_chain
 
 
 def schema_text(schema: Any) -> str | None:
@@ -16,6 +17,20 @@ def schema_text(schema: Any) -> str | None:
 
 
 def model_fields(model: Any) -> dict:
+    """``provider`` and ``modelId`` of an agent's model (of a chain: its first enabled entry, and the
+    chain as Mastra's ``modelList``: ``[{id, enabled, maxRetries, model: {modelId, provider,
+    modelVersion}}]``)."""
+    if is_chain(model):
+        entries = [entry_fields(item, f"model[{i}]") for i, item in enumerate(model)]
+        listed = []
+        for entry in entries:
+            fields = model_fields(entry["model"])
+            listed.append({"id": entry.get("id") or f"{fields['provider']}/{fields['modelId']}",
+                           "enabled": entry.get("enabled", True) is not False,
+                           "maxRetries": entry.get("max_retries") or 0,
+                           "model": {**fields, "modelVersion": "v2"}})
+        first = next((item["model"] for item in listed if item["enabled"]), listed[0]["model"])
+        return {"provider": first["provider"], "modelId": first["modelId"], "modelList": listed}
     if isinstance(model, str):
         provider, _, model_id = model.partition("/")
         return {"provider": provider, "modelId": model_id or provider}

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import agents, approvals, memory, signals, threads
+from . import agents, approvals, memory, signals, threads, voice
 from .openapi import ApiDocsView
 
 agent = "agents/<str:agent_id>"
@@ -29,6 +29,14 @@ urlpatterns = [
          name="api-approve-generate"),
     path(f"{agent}/decline-tool-call-generate", approvals.DeclineToolCallGenerateView.as_view(),
          name="api-decline-generate"),
+    path(f"{agent}/voice/speakers", voice.SpeakersView.as_view(), name="api-voice-speakers"),
+    path(f"{agent}/voice/listener", voice.ListenerView.as_view(), name="api-voice-listener"),
+    path(f"{agent}/voice/speak", voice.SpeakView.as_view(), name="api-voice-speak"),
+    path(f"{agent}/voice/listen", voice.ListenView.as_view(), name="api-voice-listen"),
+    # Mastra's deprecated names of the same routes
+    path(f"{agent}/speakers", voice.SpeakersView.as_view(), name="api-speakers"),
+    path(f"{agent}/speak", voice.SpeakView.as_view(), name="api-speak"),
+    path(f"{agent}/listen", voice.ListenView.as_view(), name="api-listen"),
     path("memory/threads", memory.ThreadListView.as_view(), name="api-threads"),
     path("memory/threads/<str:thread_id>", memory.ThreadDetailView.as_view(), name="api-thread"),
     path("memory/threads/<str:thread_id>/messages", memory.MessageListView.as_view(), name="api-messages"),

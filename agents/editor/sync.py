@@ -22,6 +22,7 @@ from agents.runtime import Agent
 from agents.runtime.mastra import Mastra
 from agents.runtime.messages import system_messages
 from agents.runtime.providers.base import is_model_object
+from agents.runtime.providers.chain import chain_labels, is_chain
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ def code_defaults(agent: Agent) -> dict:
 def model_label(model: Any) -> str:
     if isinstance(model, str):
         return model
+    if is_chain(model):  # a fallback chain: its models in order
+        return " → ".join(chain_labels(model))[:255]
     if isinstance(model, dict):
         return json.dumps(model, sort_keys=True)[:255]
     if callable(model) and not is_model_object(model):

@@ -11,9 +11,12 @@ from .options import has_tool_call, step_count_is
 from .output import AgentOutput
 from .results import GenerateResult, StepResult, Usage
 from .tools import Tool, ToolContext, create_tool
+from .voice import AudioStream, CompositeVoice, LocalVoice, MastraVoice, VoiceError
+from .providers.openai_voice import OpenAIVoice  # imports the openai SDK only when it speaks or listens
 
 __all__ = [
-    "AbortController", "AbortSignal", "Agent", "AgentConfigError", "AgentOutput", "BaseMemory",
+    "AbortController", "AbortSignal", "Agent", "AgentConfigError", "AgentOutput", "AudioStream", "BaseMemory",
+    "CompositeVoice", "LocalVoice", "MastraVoice", "OpenAIVoice", "VoiceError",
     "GenerateResult", "InMemoryMemory", "Mastra", "MastraError", "MemoryThread", "MessagePage", "MissingCredentialsError",
     "ModelError", "SignalError", "StepResult", "StructuredOutputError", "ThreadNotFoundError", "ThreadPage", "Tool",
     "ToolApprovalError", "ToolContext", "Usage", "create_github_adapter", "create_slack_adapter", "create_tool",

@@ -46,11 +46,14 @@ class ModelError(MastraError):
     code = "model_error"
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 retryable: bool = False):
+                 retryable: bool = False, retry_after: float | None = None, details: dict | None = None):
         # provider text may quote a key, a token or a base URL with its password
-        super().__init__(redact_text(message), code=code)
+        super().__init__(redact_text(message), code=code, details=details)
         self.status = status
+        #: whether the same model may answer if asked again (429, 5xx, a dropped connection)
         self.retryable = retryable
+        #: seconds the provider asked to wait before asking again (``Retry-After``), when it said
+        self.retry_after = retry_after
 
 
 class MissingCredentialsError(ModelError):
@@ -61,6 +64,16 @@ class MissingCredentialsError(ModelError):
         super().__init__(f"provider {provider!r} needs an API key: set {names}")
         self.provider = provider
         self.variables = variables
+
+
+class ModelUnavailableError(ModelError):
+    """Every model of a run's model (a fallback chain, or the one model) failed or was skipped for
+    one model step, after its retries. ``code`` is ``model_unavailable`` (at least one was tried)
+    or ``model_circuit_open`` (every one was skipped by its open circuit breaker); ``details``
+    lists each attempt (``{"model", "code", "status", "message"}``), the message ends with the last
+    provider's reason (redacted)."""
+
+    code = "model_unavailable"
 
 
 class ToolApprovalError(MastraError):

@@ -11,6 +11,7 @@ from .limits import current_limits
 from .naming import option_dict, snake_case, snake_keys
 from .option_checks import surface_options_check
 from .overrides import validate_versions
+from .providers.chain import chain_check, is_chain
 from .tools import Schema
 
 OPTION_NAMES = frozenset({
@@ -29,7 +30,7 @@ UNSUPPORTED_OPTIONS = frozenset({
 })
 #: the constructor options of Mastra's ``Agent`` that this runtime does not implement yet
 UNSUPPORTED_AGENT_OPTIONS = frozenset({
-    "workflows", "scorers", "voice", "transform", "mastra", "default_generate_options_legacy",
+    "workflows", "scorers", "transform", "mastra", "default_generate_options_legacy",
     "default_stream_options_legacy",
 })
 NOT_SUPPORTED = "is a Mastra option this runtime does not support yet"
@@ -41,8 +42,7 @@ UNSUPPORTED_OPTIONS = UNSUPPORTED_OPTIONS - SURFACE_OPTIONS
 SURFACE_AGENT_OPTIONS = frozenset({"scorers", "mastra", "transform", "workflows"})
 UNSUPPORTED_AGENT_OPTIONS = UNSUPPORTED_AGENT_OPTIONS - SURFACE_AGENT_OPTIONS
 #: constructor options rejected for good (not "yet"), with the reason
-REJECTED_AGENT_OPTIONS = {"voice": "voice (speech input and output) is not part of this runtime; "
-                                   "transcribe and synthesise speech around the agent"}
+REJECTED_AGENT_OPTIONS: dict[str, str] = {}
 MODEL_SETTINGS = frozenset({"temperature", "max_output_tokens", "top_p", "top_k", "presence_penalty",
                             "frequency_penalty", "stop_sequences", "max_retries", "seed", "headers"})
 MEMORY_KEYS = frozenset({"resource", "thread", "options", "on_title_generated"})
@@ -114,6 +114,8 @@ def validate_options(options: dict) -> dict:
         if stops is not None and (not isinstance(stops, list) or not all(isinstance(s, str) for s in stops)):
             raise AgentConfigError("options.model_settings.stop_sequences", "must be a list of strings")
         options["model_settings"] = settings
+    if is_chain(options.get("model")):
+        chain_check(options["model"], "options.model")
     choice = options.get("tool_choice")
     if choice is not None:
         if isinstance(choice, dict):

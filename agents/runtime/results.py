@@ -58,6 +58,11 @@ class StepResult:
     sources: list = field(default_factory=list)
     files: list = field(default_factory=list)
     is_continued: bool = False
+    #: the model that answered this step, ``provider/model_id`` (a fallback chain may change it)
+    model: str | None = None
+    #: the failed attempts of this step before that answer: ``{"model", "code", "status", "message",
+    #: "retryAfter"?, "delayMs"?}`` (a model skipped by its open circuit breaker: code ``circuit_open``)
+    attempts: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -66,6 +71,7 @@ class StepResult:
             "finishReason": self.finish_reason, "usage": self.usage.camel(), "request": self.request,
             "response": self.response, "warnings": self.warnings, "providerMetadata": self.provider_metadata,
             "sources": self.sources, "files": self.files, "isContinued": self.is_continued,
+            "model": self.model, "attempts": self.attempts,
         }
 
     def to_state(self) -> dict:
@@ -111,6 +117,11 @@ class GenerateResult:
     span_id: str | None = None
     #: what the scorers score, with ``return_scorer_data`` (``{"input": {...}, "output": [...]}``)
     scoring_data: dict | None = None
+
+    @property
+    def models(self) -> list[str | None]:
+        """The model that answered each step, in order (``provider/model_id``)."""
+        return [s.model for s in self.steps]
 
     def to_dict(self) -> dict:
         """Mastra's camelCase JSON form (what the HTTP API answers)."""

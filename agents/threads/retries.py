@@ -56,4 +56,4 @@ def lease_reclaim(lease: ThreadLease, now: datetime) -> None:
     inputs_retry_or_park(lease, dead_run, error="the process running it stopped")
     Run.objects.filter(id=dead_run, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED, finish_reason="error", error="the process running it stopped",
-        finished_at=now)
+        error_code="process_stopped", finished_at=now)

@@ -117,7 +117,7 @@ def run_fail(*, key: str, run_id: str, token: int, last_seq: int, new_run_id: st
         lease_seq_trim(lease, last_seq)
         inputs_retry_or_park(lease, run_id, error=error)
         Run.objects.filter(id=run_id).update(status=Run.Status.FAILED, finish_reason="error", error=error,
-                                             finished_at=now)
+                                             error_code="run_end_not_saved", finished_at=now)
         echoes: list[dict] = []
         nxt = run_next_start(lease, new_run_id=new_run_id, process_id=process_id, ttl_ms=ttl_ms, now=now,
                              events=echoes)

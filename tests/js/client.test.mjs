@@ -287,4 +287,21 @@ test('schedules: create, list, get, update, pause, resume, run, triggers and del
   await assert.rejects(alice.getSchedule(created.id), (error) => error.status === 404);
   await assert.rejects(alice.createSchedule({ agentId: 'echo', cron: 'bad cron', prompt: 'p' }),
     (error) => error.status === 400 && error.body.code === 'invalid_cron');
+test('agent.voice: speakers, listener, speak (audio bytes) and listen (a recording upload)', async () => {
+  const voice = alice.getAgent('echo').voice;
+  assert.deepEqual(await voice.getSpeakers(), [{ voiceId: 'low', name: 'Low' }, { voiceId: 'high', name: 'High' }]);
+  assert.deepEqual(await voice.getListener(), { enabled: true });
+  const response = await voice.speak('hello there', { speaker: 'high' });
+  assert.equal(response.headers.get('content-type'), 'audio/wav');
+  const audio = Buffer.from(await response.arrayBuffer());
+  assert.equal(audio.subarray(0, 4).toString('latin1'), 'RIFF');
+  assert.equal(audio.subarray(8, 12).toString('latin1'), 'WAVE');
+  const heard = await voice.listen(new Blob([audio], { type: 'audio/wav' }), { language: 'en' });
+  assert.deepEqual(heard, { text: `transcript of ${audio.length} bytes` });
+  // an agent without a voice: no speakers, not listening, speaking refused as Mastra refuses it
+  const plain = alice.getAgent('plain').voice;
+  assert.deepEqual(await plain.getSpeakers(), []);
+  assert.deepEqual(await plain.getListener(), { enabled: false });
+  await assert.rejects(plain.speak('hi'), (e) => e.status === 400 && /No voice provider configured/.test(e.message));
+  await assert.rejects(voice.listen(new Blob(['plain text'], { type: 'text/plain' })), (e) => e.status === 415);
 });

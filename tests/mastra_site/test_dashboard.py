@@ -112,3 +112,25 @@ async def test_a_serving_process_warns_at_start_for_each_agent_without_its_key(m
         await workers.warn_missing_keys()
     assert [r.getMessage() for r in caplog.records] == [
         "agent 'ops' cannot answer: provider 'openai' needs an API key (set OPENAI_API_KEY)"]
+def test_the_dashboard_shows_the_open_circuit_breakers_of_the_process(admin_client):
+    from agents.runtime.errors import ModelError
+    from agents.runtime.providers.breaker import breaker_failure
+    from agents.runtime.providers.resilience import configure_resilience
+
+    now = [500.0]
+    configure_resilience(breaker_failures=2, breaker_cooldown_s=30.0, clock=lambda: now[0])
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert "None open: every model answers." in page
+    for _ in range(2):
+        breaker_failure("openai/gpt-4o", ModelError("openai API error (HTTP 503): overloaded, key sk-abcdef0123456789",
+                                                    code="provider_http_error", status=503, retryable=True))
+    breaker_failure("anthropic/claude-sonnet-4-5", ModelError("busy", code="provider_http_error", status=529,
+                                                              retryable=True))
+    now[0] += 10
+
+    board = dashboard_build()
+    assert [(b["key"], b["state"], b["failures"], b["reopens_in_s"]) for b in board.breakers] == [
+        ("openai/gpt-4o", "open", 2, 20.0), ("anthropic/claude-sonnet-4-5", "closed", 1, None)]
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert "<code>openai/gpt-4o</code></td><td>open, tried again in 20.0 s</td><td>2 failures in a row</td>" in page
+    assert "sk-abcdef0123456789" not in page

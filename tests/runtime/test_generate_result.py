@@ -271,7 +271,7 @@ async def test_to_dict_uses_camel_case_keys():
     assert data["finishReason"] == "stop"
     assert set(data["steps"][0]) == {"stepNumber", "text", "reasoning", "reasoningText", "toolCalls", "toolResults",
                                      "finishReason", "usage", "request", "response", "warnings", "providerMetadata",
-                                     "sources", "files", "isContinued"}
+                                     "sources", "files", "isContinued", "model", "attempts"}
     assert data["steps"][1]["usage"] == {"inputTokens": 20, "outputTokens": 6, "totalTokens": 26}
 
 

@@ -1,5 +1,5 @@
-"""Mastra's legacy names: ``output`` (structured output without a model) and the ``voice``
-constructor option, which stays out with a clear error."""
+"""Mastra's legacy names: ``output`` (structured output without a model); a ``voice`` that is not a
+voice provider is refused with a clear error (voices: tests/runtime/test_voice.py)."""
 
 import pytest
 
@@ -43,11 +43,11 @@ async def test_an_output_that_fails_its_schema_is_a_structured_output_error():
     assert result.error.code == "structured_output_error"
 
 
-@pytest.mark.parametrize("keyword", ["voice", "Voice"])
-def test_voice_is_rejected_with_a_clear_reason(keyword):
+def test_a_voice_that_is_not_a_voice_provider_is_refused_naming_the_field():
     with pytest.raises(AgentConfigError) as info:
-        Agent(id="a", instructions="x", model=ScriptedModel([]), **{keyword: object()})
-    assert (info.value.field, info.value.code, info.value.message) == (
-        keyword, "unsupported_option",
-        f"{keyword}: voice (speech input and output) is not part of this runtime; "
-        "transcribe and synthesise speech around the agent")
+        Agent(id="a", instructions="x", model=ScriptedModel([]), voice=object())
+    assert (info.value.field, info.value.code) == ("voice", "agent_config_error")
+    assert info.value.problem.startswith("must be a voice (CompositeVoice(input=..., output=...)")
+    with pytest.raises(AgentConfigError) as info:
+        Agent(id="a", instructions="x", model=ScriptedModel([]), Voice=object())
+    assert info.value.message == "Voice: unknown option (the keyword is 'voice')"

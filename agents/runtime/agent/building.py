@@ -14,6 +14,8 @@ from ..naming import snake_keys
 from ..options import validate_options
 from ..processors import processors_check, processors_flatten
 from ..overrides import effective_definition
+from ..errors import MissingCredentialsError
+from ..providers.chain import chain_of
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import Run, ThreadHooks, maybe_await
@@ -59,10 +61,8 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
     model_spec = options.get("model") or agent.get_model(request_context)
     if inspect.isawaitable(model_spec):
         model_spec = await model_spec
-    model = resolve_model(model_spec)
-    check = getattr(model, "validate_credentials", None)
-    if check is not None:
-        check()
+    chain = chain_of(model_spec, field="options.model" if options.get("model") else "model")
+    model = chain_credentials_check(chain)
     definition = await effective_definition(agent, request_context=request_context, versions=options.get("versions"))
     if options.get("instructions") is not None:
         system = system_messages(options["instructions"], "options.instructions")
@@ -139,8 +139,28 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                              else await processors_resolve(agent.output_processors, request_context,
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
-        resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span,
+        resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span, chain=chain,
     )
+
+
+def chain_credentials_check(chain: tuple) -> Any:
+    """The first enabled model of ``chain`` that has its credentials (the run's ``model``); raises
+    the first :class:`MissingCredentialsError` when none has (a run of one model: when it lacks
+    them), before anything is stored. An entry without its key stays in the chain: its step fails
+    over to the next at once."""
+    first_error = None
+    for entry in chain:
+        if not entry.enabled:
+            continue
+        check = getattr(entry.model, "validate_credentials", None)
+        try:
+            if check is not None:
+                check()
+        except MissingCredentialsError as exc:
+            first_error = first_error or exc
+            continue
+        return entry.model
+    raise first_error
 
 
 async def scorers_resolve(agent: Any, options: dict, request_context: dict) -> dict:

@@ -15,7 +15,7 @@ AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata
                  "request_context_schema", "notifications", "editor", "caller_models", "channels")
 
 # -- the rest of Mastra's Agent surface (scorers, mastra) --
-AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows")
+AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows", "voice")
 
 
 def validate_editor(editor: Any) -> Any:

@@ -22,8 +22,10 @@ from ..overrides import EditorLocks, EffectiveDefinition, effective_definition
 from ..processors import processors_check
 from ..scoring import scorers_check
 from ..transforms import transform_policy_check
+from ..voice import MastraVoice, NoVoice, voice_check
 from ..workflows import workflows_check
 from ..providers.base import is_model_object
+from ..providers.chain import chain_check, is_chain
 from ..providers.router import resolve_model
 from ..results import GenerateResult
 from ..run import ThreadHooks, maybe_await
@@ -52,7 +54,7 @@ class Agent:
                  input_processors: Any = None, output_processors: Any = None, max_processor_retries: int = 0,
                  request_context_schema: Any = None, notifications: dict | None = None, editor: Any = None,
                  scorers: Any = None, mastra: Any = None, transform: dict | None = None, workflows: Any = None,
-                 caller_models: Any = None, channels: Any = None, **unknown: Any):
+                 caller_models: Any = None, channels: Any = None, voice: Any = None, **unknown: Any):
         check_agent_keywords(unknown, AGENT_OPTIONS)
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("id", "must be a non-empty string")
@@ -74,10 +76,13 @@ class Agent:
         self.instructions = instructions
         if model is None:
             raise AgentConfigError("model", "is required (e.g. 'openai/gpt-4o-mini' or 'local/echo')")
-        if isinstance(model, (str, dict)):
+        if is_chain(model):
+            chain_check(model, "model")  # a fallback chain: every entry checked now
+        elif isinstance(model, (str, dict)):
             resolve_model(model)  # fails fast on a malformed string or unknown provider
         elif not callable(model) and not is_model_object(model):
-            raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model or a callable")
+            raise AgentConfigError("model", "must be a 'provider/model' string, a config dict, a model, a list "
+                                            "of them (a fallback chain) or a callable")
         self.model = model
         #: the model ids a caller over HTTP or the websocket may pick (agents.model_choice); none by default
         self.caller_models = check_caller_models(caller_models)
@@ -124,6 +129,7 @@ class Agent:
         self.mastra = mastra  # set by Mastra.register (Mastra's "injected automatically")
         self.transform = transform_policy_check(transform, "transform")
         self._workflows = workflows if workflows is None or callable(workflows) else workflows_check(workflows, "workflows")
+        self._voice = voice_check(voice)
         #: stored editor overrides (admin): ``instructions``, ``tools``, ``tool_descriptions``
         self.editor_overrides: dict = {}
 
@@ -161,6 +167,19 @@ class Agent:
         for key, workflow in (workflows or {}).items():
             tools[f"workflow-{key}"] = workflow.tool(key)
         return tools
+
+    @property
+    def voice(self) -> MastraVoice:
+        """The agent's voice (``voice=``), or a :class:`NoVoice` whose calls raise ``voice_not_configured``."""
+        return self._voice if self._voice is not None else NoVoice(self.id)
+
+    @property
+    def has_voice(self) -> bool:
+        return self._voice is not None
+
+    async def get_voice(self, request_context: dict | None = None) -> MastraVoice:
+        """Mastra's ``getVoice()``: :attr:`voice`."""
+        return self.voice
 
     @property
     def static_tools(self) -> dict[str, Tool] | None:

@@ -27,7 +27,7 @@ from ..errors import MissingCredentialsError, ModelError
 from ..naming import snake_keys
 from .base import ModelRequest, usage
 from .sdk import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, SDKClientCache, args_object,
-                  iso_timestamp, json_text, media_of, server_message)
+                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message)
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic as anthropic_sdk
@@ -186,8 +186,9 @@ class AnthropicModel(SDKClientCache):
     env_keys = ("ANTHROPIC_API_KEY",)
 
     def __init__(self, model_id: str, *, api_key: str | None = None, base_url: str | None = None,
-                 headers: dict | None = None) -> None:
+                 headers: dict | None = None, timeout: float | None = None) -> None:
         self.model_id = model_id
+        self.timeout = timeout
         self.api_key = api_key
         self._base_url = base_url
         self.headers = dict(headers or {})
@@ -269,7 +270,8 @@ class AnthropicModel(SDKClientCache):
                                   code="provider_stream_error", retryable=True)
             return ModelError(f"anthropic API error (HTTP {status}) for model {self.model_id!r}: {detail}",
                               code="provider_http_error", status=status,
-                              retryable=status in RETRYABLE_STATUSES or status >= 500)
+                              retryable=status in RETRYABLE_STATUSES or status >= 500,
+                              retry_after=retry_after_seconds(getattr(exc.response, "headers", None)))
         if isinstance(exc, anthropic_sdk.APITimeoutError):
             return ModelError(f"anthropic request to {where} timed out", code="provider_connection_error",
                               retryable=True)

@@ -33,6 +33,9 @@ class ModelRequest:
     response_format: dict | None = None  # {"type": "json", "schema": {...}, "name": ...}
     abort_signal: Any = None
     include_raw: bool = False
+    #: retries the provider's SDK makes by itself; None: ``settings["max_retries"]``, else the SDK's
+    #: default. A run's model call sets 0: it retries, waits and falls back itself (``run.model_call``)
+    sdk_retries: int | None = None
 
 
 @runtime_checkable

@@ -44,9 +44,9 @@ class GoogleModel(OpenAIChatModel):
     default_base_url = GOOGLE_OPENAI_BASE_URL
 
     def __init__(self, model_id: str, *, api_key: str | None = None, base_url: str | None = None,
-                 headers: dict | None = None) -> None:
+                 headers: dict | None = None, timeout: float | None = None) -> None:
         super().__init__(model_id, api_key=api_key, base_url=base_url, headers=headers, provider="google",
-                         env_key=("GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"))
+                         env_key=("GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"), timeout=timeout)
 
     def build_body(self, request: ModelRequest) -> tuple[dict, list[str]]:
         body, warnings = super().build_body(request)

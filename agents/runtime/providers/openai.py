@@ -28,7 +28,7 @@ from ..errors import MissingCredentialsError, ModelError
 from ..naming import snake_keys
 from .base import ModelRequest, usage
 from .sdk import (DEFAULT_MAX_RETRIES, RETRYABLE_STATUSES, Aborted, AbortWatch, SDKClientCache, args_text,
-                  iso_timestamp, json_text, media_of, server_message)
+                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message)
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai as openai_sdk
@@ -180,8 +180,9 @@ class OpenAIChatModel(SDKClientCache):
 
     def __init__(self, model_id: str, *, api_key: str | None = None, base_url: str | None = None,
                  headers: dict | None = None, provider: str = "openai",
-                 env_key: str | Sequence[str] = "OPENAI_API_KEY") -> None:
+                 env_key: str | Sequence[str] = "OPENAI_API_KEY", timeout: float | None = None) -> None:
         self.model_id = model_id
+        self.timeout = timeout
         self.provider = provider
         self.api_key = api_key
         self._base_url = base_url
@@ -272,7 +273,8 @@ class OpenAIChatModel(SDKClientCache):
             detail = server_message(exc.body) or exc.message
             return ModelError(f"{self.provider} API error (HTTP {status}) for model {self.model_id!r}: {detail}",
                               code="provider_http_error", status=status,
-                              retryable=status in RETRYABLE_STATUSES or status >= 500)
+                              retryable=status in RETRYABLE_STATUSES or status >= 500,
+                              retry_after=retry_after_seconds(getattr(exc.response, "headers", None)))
         if isinstance(exc, openai_sdk.APITimeoutError):
             return ModelError(f"{self.provider} request to {where} timed out", code="provider_connection_error",
                               retryable=True)

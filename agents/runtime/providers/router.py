@@ -6,7 +6,8 @@
   ``google/gemini-2.5-flash``, ``local/echo``. Only the first slash separates the provider, so
   model ids may contain slashes (``openai/meta-llama/Llama-3`` is model ``meta-llama/Llama-3``
   on an OpenAI-compatible server);
-- a config dict ``{"id": "provider/model", "api_key"?, "url"?|"base_url"?, "headers"?}``
+- a config dict ``{"id": "provider/model", "api_key"?, "url"?|"base_url"?, "headers"?, "timeout"?}``
+  (``timeout``: seconds one HTTP request or stream read may take)
   (``apiKey``/``baseURL`` and ``providerId`` + ``modelId`` instead of ``id`` are accepted, as in
   Mastra); ``local/echo`` takes ``delay_ms`` and ``chunk_size`` instead of the connection keys;
 - any object with a ``stream`` method, a ``provider`` and a ``model_id``: returned as it is.
@@ -35,7 +36,8 @@ PROVIDERS: dict[str, tuple[str, str]] = {
 LOCAL_MODELS = ("echo",)
 
 # keys in snake_case (a config may spell them in camelCase: ``apiKey``, ``baseURL``) → constructor names
-_CONNECTION_KEYS = {"api_key": "api_key", "url": "base_url", "base_url": "base_url", "headers": "headers"}
+_CONNECTION_KEYS = {"api_key": "api_key", "url": "base_url", "base_url": "base_url", "headers": "headers",
+                    "timeout": "timeout"}
 _LOCAL_KEYS = {"delay_ms": "delay_ms", "chunk_size": "chunk_size"}
 _ID_KEYS = ("id", "provider_id", "model_id")
 
@@ -96,6 +98,9 @@ def _from_dict(spec: dict, field: str) -> Any:
             options[allowed[name]] = value
     if "headers" in options and not isinstance(options["headers"], dict):
         raise AgentConfigError(f"{field}.headers", "headers must be a dict of strings")
+    timeout = options.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise AgentConfigError(f"{field}.timeout", "must be a positive number of seconds")
     return _build(provider, model, options)
 
 

@@ -100,6 +100,44 @@ def server_message(body: Any) -> str | None:
     return None
 
 
+def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
+    """The wait a provider asks for in its response headers, in seconds: ``retry-after-ms``
+    (milliseconds, OpenAI's and Anthropic's), else ``retry-after`` (seconds or an HTTP date).
+    None when neither is there or readable; never negative."""
+    if headers is None:
+        return None
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    raw_ms = get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            value = float(raw_ms)
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and value == value and value >= 0:
+            return value / 1000
+    raw = get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        from email.utils import parsedate_to_datetime
+
+        try:
+            moment = parsedate_to_datetime(str(raw))
+        except (TypeError, ValueError, IndexError):
+            return None
+        if moment is None:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        current = now if now is not None else datetime.now(timezone.utc).timestamp()
+        return max(0.0, moment.timestamp() - current)
+    return value if value == value and value >= 0 else None
+
+
 def iso_timestamp(seconds: float | None = None) -> str:
     """Unix seconds (or now) as an ISO-8601 UTC string."""
     moment = datetime.fromtimestamp(seconds, timezone.utc) if seconds else datetime.now(timezone.utc)
@@ -167,6 +205,8 @@ class SDKClientCache:
     event loops. Subclasses define ``resolve_api_key()``, ``base_url`` and ``_new_client(key, url)``."""
 
     _client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+    #: seconds an HTTP request (a connection, a read of the stream) may take; None: the SDK's default
+    timeout: float | None = None
 
     def validate_credentials(self) -> None:
         """Raise :class:`MissingCredentialsError` now if a call would lack a key."""
@@ -188,9 +228,15 @@ class SDKClientCache:
         warnings about what the body could not carry."""
         client = self.client()
         body, warnings = self.build_body(request)
-        max_retries = resolve_max_retries(request.settings or {})
+        max_retries = (request.sdk_retries if request.sdk_retries is not None
+                       else resolve_max_retries(request.settings or {}))
+        changes: dict = {}
         if max_retries != client.max_retries:
-            client = client.with_options(max_retries=max_retries)
+            changes["max_retries"] = max_retries
+        if self.timeout is not None:
+            changes["timeout"] = self.timeout
+        if changes:
+            client = client.with_options(**changes)
         return client, body, warnings
 
     async def aclose(self) -> None:

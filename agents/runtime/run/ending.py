@@ -183,6 +183,9 @@ def record_dict(run: Any) -> dict:
         "thread_id": memory and memory.get("thread_id"),
         "status": _STATUS.get(run.finish_reason, "completed"),
         "finish_reason": run.finish_reason, "usage": dict(run.usage),
-        "error": redact_text(str(run.error)) if run.error else None, "started_at": run.started_at,
+        "error": redact_text(str(run.error)) if run.error else None,
+        "error_code": getattr(run.error, "code", "error") if run.error else None, "started_at": run.started_at,
         "finished_at": now_iso(), "steps": len(run.steps),
+        # the model that answered each step (``provider/model_id``): a fallback chain may change it
+        "models": [s.model for s in run.steps],
     }

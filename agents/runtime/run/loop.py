@@ -21,6 +21,7 @@ from ..chunks import chunk as make_chunk
 from ..errors import AbortError, MastraError, ModelError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
+from ..providers.chain import ChainEntry
 from ..results import GenerateResult, StepResult, Usage
 from ..scoring import task_completion_check
 from ..signal import create_signal, echo_chunk, render_signal
@@ -51,10 +52,14 @@ class Run:
                  input_processors: list | None = None, output_processors: list | None = None,
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
-                 resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None):
+                 resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None,
+                 chain: tuple[ChainEntry, ...] | None = None):
         self.agent = agent
         self.run_id = run_id
-        self.model = model
+        self.model = model  # the first enabled model of the chain (titles, prepare_step's "model")
+        #: the models a step may ask, in order (``model_call``); one entry for a run of one model
+        self.chain = chain or (ChainEntry(model=model, single=True),)
+        self.chain_index = 0  # the entry that answered the last step: the next step starts there
         self.system = system
         self.messages = messages  # the conversation sent to the model (no system messages)
         self.input_messages = input_messages

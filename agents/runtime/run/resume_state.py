@@ -49,7 +49,7 @@ def to_state(run: Any) -> dict:
         "memory": {k: v for k, v in (run.memory or {}).items()
                    if k not in ("store", "on_title_generated", "generate_title")} or None,
         "request_context": run.request_context, "started_at": run.started_at,
-        "suspension": run.suspension,
+        "suspension": run.suspension, "chain_index": run.chain_index,
         # the resumed run joins this trace, under this run's root span
         "trace": {"trace_id": run.span.trace_id, "span_id": run.span.span_id} if run.span is not None else None,
     }
@@ -70,3 +70,6 @@ def load_state(run: Any, state: dict) -> None:
     run.remembered = state.get("remembered") or []
     run.started_at = state.get("started_at") or run.started_at
     run.resume_data = dict(state.get("resume_data") or {})
+    # the resumed run asks the model that answered last (a chain's fallback stays), if it is still there
+    index = state.get("chain_index") or 0
+    run.chain_index = index if isinstance(index, int) and 0 <= index < len(run.chain) else 0

@@ -1,36 +1,21 @@
-"""One model step of a run: prepare the request, stream the model's answer as chunks, record the step.
+"""One model step of a run: prepare the request, get the model's answer (``model_call``: the chain,
+its retries and fallbacks; ``step_stream``: the answer as chunks), record the step.
 
 A step that asked for tools goes on to the tool phase; any other step ends here (``Run.end_step``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..errors import AbortError
-from ..messages import new_id, now_iso, system_messages
+from ..messages import now_iso, system_messages
 from ..providers.base import ModelRequest
-from ..results import StepResult, Usage
 from ..signal import echo_chunk, render_signal, state_to_signal
 from ..stored_messages import to_model_messages
-from . import processing, structured, tool_phase
+from ..providers.chain import chain_of
+from . import model_call, processing, structured, tool_phase
 from .hooks import maybe_await
-
-
-def parse_args(raw: Any) -> tuple[Any, str | None]:
-    """A tool call's arguments as the model sent them → ``(value, problem or None)``."""
-    if isinstance(raw, dict):
-        return raw, None
-    if raw is None or raw == "":
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError) as exc:
-        return raw, f"the model sent malformed JSON arguments: {exc}"
-    if not isinstance(value, dict):
-        return value, "tool arguments must be a JSON object"
-    return value, None
 
 
 async def model_step(run: Any) -> None:
@@ -46,6 +31,7 @@ async def model_step(run: Any) -> None:
     active = opts.get("active_tools")
     system = run.system
     messages = run.messages
+    chain = None  # the run's own chain
     prepare = opts.get("prepare_step")
     if prepare is not None:
         prepared = await maybe_await(prepare({
@@ -53,7 +39,8 @@ async def model_step(run: Any) -> None:
             "run_id": run.run_id, "request_context": run.request_context,
         })) or {}
         if prepared.get("model") is not None:
-            model = run.resolve_model(prepared["model"]) if run.resolve_model else prepared["model"]
+            chain = chain_of(prepared["model"], field="prepare_step.model")
+            model = next(e.model for e in chain if e.enabled)
         if "tool_choice" in prepared:
             tool_choice = prepared["tool_choice"]
         if "active_tools" in prepared:
@@ -75,7 +62,7 @@ async def model_step(run: Any) -> None:
         attributes={"model_id": getattr(model, "model_id", None), "provider": getattr(model, "provider", None)},
     ) if run.span is not None else None
     try:
-        step = await _stream(run, model, request, step_number)
+        step = await model_call.step_answer(run, request, step_number, chain)
     except BaseException as exc:
         if span is not None:
             span.end(error=exc)
@@ -135,98 +122,6 @@ def _request(run: Any, model: Any, system: list[dict], messages: list[dict], too
         response_format=response_format, abort_signal=run.abort_signal,
         include_raw=bool(opts.get("include_raw_chunks")),
     )
-
-
-async def _stream(run: Any, model: Any, request: ModelRequest, step_number: int) -> StepResult:
-    """Stream the model's answer as chunks; returns the step (its assistant message appended)."""
-    message_id = new_id()
-    chunk, send = run.chunk, run.send
-    await send(chunk("step-start", {"messageId": message_id, "stepNumber": step_number}))
-    step = StepResult(step_number=step_number)
-    step.request = {"body": None}
-    text_parts: list[str] = []
-    reasoning_parts: list[str] = []
-    text_id = reasoning_id = None
-    calls: list[dict] = []
-    finish = {"finish_reason": "other", "usage": None}
-    # a thread's stream carries no ``response-metadata`` (as Mastra's); the step keeps it
-    metadata_chunk = run.hooks is None
-    async for event in model.stream(request):
-        kind = event["type"]
-        if kind == "text-delta":
-            if reasoning_id is not None:
-                await send(chunk("reasoning-end", {"id": reasoning_id}))
-                reasoning_id = None
-            if text_id is None:
-                text_id = new_id()
-                await send(chunk("text-start", {"id": text_id}))
-            text_parts.append(event["text"])
-            await send(chunk("text-delta", {"id": text_id, "text": event["text"]}))
-        elif kind == "tool-call":
-            args, problem = parse_args(event.get("args", event.get("args_text")))
-            call = chunk("tool-call", {"toolCallId": event["tool_call_id"], "toolName": event["tool_name"],
-                                       "args": args})
-            if problem:
-                call["payload"]["argsError"] = problem
-            calls.append(call)
-            await send(call)
-        elif kind == "reasoning-delta":
-            if reasoning_id is None:
-                reasoning_id = new_id()
-                await send(chunk("reasoning-start", {"id": reasoning_id}))
-            reasoning_parts.append(event["text"])
-            await send(chunk("reasoning-delta", {"id": reasoning_id, "text": event["text"]}))
-        elif kind == "finish":
-            finish = event
-        elif kind == "response-metadata":
-            step.response = {"id": event.get("id"), "timestamp": event.get("timestamp") or now_iso(),
-                             "modelId": event.get("model_id") or getattr(model, "model_id", None),
-                             "headers": event.get("headers") or {}}
-            if metadata_chunk:
-                await send(chunk("response-metadata", dict(step.response)))
-        elif kind == "request":
-            step.request = {"body": event.get("body")}
-        elif kind == "source":
-            src = chunk("source", {k: v for k, v in event.items() if k != "type"})
-            step.sources.append(src)
-            await send(src)
-        elif kind == "file":
-            f = chunk("file", {k: v for k, v in event.items() if k != "type"})
-            step.files.append(f)
-            await send(f)
-        elif kind == "warning":
-            step.warnings.append({k: v for k, v in event.items() if k != "type"})
-        elif kind == "raw":
-            if request.include_raw:
-                await send(chunk("raw", {"rawValue": event.get("raw_value")}))
-    if reasoning_id is not None:
-        await send(chunk("reasoning-end", {"id": reasoning_id}))
-    if text_id is not None:
-        await send(chunk("text-end", {"id": text_id}))
-    step.text = "".join(text_parts)
-    step.reasoning_text = "".join(reasoning_parts)
-    if reasoning_parts:
-        step.reasoning = [chunk("reasoning", {"text": step.reasoning_text})]
-    step.tool_calls = calls
-    step.finish_reason = finish.get("finish_reason") or "other"
-    if calls and step.finish_reason == "stop":
-        step.finish_reason = "tool-calls"
-    step.usage = Usage(finish.get("usage") or Usage.zero())
-    step.provider_metadata = finish.get("provider_metadata") or {}
-    run.usage.add(step.usage)
-    content: list[dict] = []
-    if step.reasoning_text:
-        content.append({"type": "reasoning", "text": step.reasoning_text})
-    if step.text:
-        content.append({"type": "text", "text": step.text})
-    for c in calls:
-        p = c["payload"]
-        content.append({"type": "tool-call", "toolCallId": p["toolCallId"], "toolName": p["toolName"],
-                        "args": p["args"]})
-    if content:
-        run.add_message({"id": message_id, "role": "assistant", "content": content, "createdAt": now_iso()})
-    step.response["messages"] = [run.response_messages[-1]] if content else []
-    return step
 
 
 async def compute_state(run: Any, processor: Any, messages: list[dict], step_number: int) -> None:

@@ -3,11 +3,13 @@
 - ``echo``: ``local/echo`` with memory and two tools: ``add`` (runs at once) and ``delete`` (waits
   for an approval). ``/tool add {"a": 2, "b": 5}`` in a message makes the model call it.
 - ``slow``: ``local/echo`` that waits 40 ms before each streamed line (a run stays active a while).
-- ``plain``: ``local/echo`` without memory (thread features refuse it).
+- ``plain``: ``local/echo`` without memory (thread features refuse it) and without a voice.
+
+``echo`` has the offline ``LocalVoice`` as its voice (speaks a WAV tone, hears "transcript of <N> bytes").
 """
 
 from agents.memory import Memory
-from agents.runtime import Agent, Mastra, create_tool
+from agents.runtime import Agent, CompositeVoice, LocalVoice, Mastra, create_tool
 
 deleted: list = []
 
@@ -33,7 +35,8 @@ delete_tool = create_tool(
     execute=delete, require_approval=True)
 
 echo = Agent(id="echo", name="Echo", description="Echoes what it receives.", instructions="Echo the user.",
-             model="local/echo", tools={"add": add_tool, "delete": delete_tool}, memory=Memory(last_messages=20))
+             model="local/echo", tools={"add": add_tool, "delete": delete_tool}, memory=Memory(last_messages=20),
+             voice=CompositeVoice(input=LocalVoice(), output=LocalVoice()))
 slow = Agent(id="slow", name="Slow", instructions="Echo slowly.", model={"id": "local/echo", "delay_ms": 40},
              memory=Memory())
 plain = Agent(id="plain", name="Plain", instructions="Echo without memory.", model="local/echo")

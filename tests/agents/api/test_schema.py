@@ -28,6 +28,10 @@ EXPECTED_OPERATIONS = {
     "POST /api/schedules/{schedule_id}/pause", "POST /api/schedules/{schedule_id}/resume",
     "POST /api/schedules/{schedule_id}/run", "GET /api/schedules/{schedule_id}/triggers",
     "POST /api/agents/{agent_id}/channels/{platform}/webhook",
+    "GET /api/agents/{agent_id}/voice/speakers", "GET /api/agents/{agent_id}/speakers",
+    "GET /api/agents/{agent_id}/voice/listener", "POST /api/agents/{agent_id}/voice/speak",
+    "POST /api/agents/{agent_id}/speak", "POST /api/agents/{agent_id}/voice/listen",
+    "POST /api/agents/{agent_id}/listen",
 }
 #: streams that stay open until the client leaves: not something a fuzzer can wait for
 NOT_FUZZED = {"POST /api/agents/{agent_id}/threads/subscribe"}
