@@ -15,6 +15,7 @@ from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
 from inbox.models import NotificationRecord
 from mastra_site.models import ErasureRecord
+from schedules.models import Schedule, ScheduleTrigger
 from tests.mastra_site import rows
 from tests.mastra_site.rows import NOW
 
@@ -24,6 +25,7 @@ RESOURCE_TABLES = {
     "admin.LogEntry", "agents.Message", "agents.Run", "agents.Score", "agents.Thread", "agents.ThreadEvent",
     "agents.ThreadInput", "agents.ThreadLease", "agents.ToolApproval", "agents.TraceSpan",
     "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint",
+    "schedules.Schedule", "schedules.ScheduleTrigger",
 }
 
 
@@ -65,6 +67,12 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     rows.notification(t2, status=NotificationRecord.Status.PENDING, at=NOW)
     endpoint = rows.endpoint(f"gh-{tag}", resource_id=resource_id)
     rows.delivery(endpoint, f"d-{tag}1", at=NOW)
+    # a schedule into the resource's thread, and one of its fires
+    schedule = Schedule.objects.create(id=f"agent_digest-{tag}", agent_id=f"agent-{tag}", prompt="the digest",
+                                       thread_id="t1", resource_id=resource_id, cron="0 9 * * *", next_fire_at=NOW,
+                                       created_by=user, created_at=NOW, updated_at=NOW)
+    ScheduleTrigger.objects.create(schedule=schedule, claim_id=f"claim-{tag}", scheduled_fire_at=NOW,
+                                   actual_fire_at=NOW, outcome=ScheduleTrigger.Outcome.SUCCEEDED, run_id=run1)
     # the admin's log: an operator changed the thread, and the user's account
     LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Thread), object_id=t1.key,
                             object_repr=str(t1), action_flag=CHANGE, change_message="[]")

@@ -92,6 +92,7 @@ def test_after_erasure_no_row_anywhere_holds_or_points_at_the_resource(alice, bo
         "agents.ToolApproval": {"deleted": 1, "anonymised": 1}, "agents.TraceSpan": {"deleted": 3},
         "inbox.NotificationRecord": {"deleted": 2}, "inbox.WebhookDelivery": {"deleted": 1},
         "inbox.WebhookEndpoint": {"deleted": 1}, "authtoken.Token": {"deleted": 1},
+        "schedules.Schedule": {"deleted": 1}, "schedules.ScheduleTrigger": {"deleted": 1},
         "sessions.Session": {"deleted": 1}, "auth.User": {"anonymised": 1}}
 
 

@@ -18,7 +18,8 @@ ALICE, BOB = "alice.w", "bob.w"
 EXPECTED_COUNTS = {
     "admin.LogEntry": 1, "agents.Message": 3, "agents.Run": 3, "agents.Score": 2, "agents.Thread": 2,
     "agents.ThreadEvent": 4, "agents.ThreadInput": 1, "agents.ThreadLease": 2, "agents.ToolApproval": 2,
-    "agents.TraceSpan": 3, "inbox.NotificationRecord": 2, "inbox.WebhookDelivery": 1, "inbox.WebhookEndpoint": 1}
+    "agents.TraceSpan": 3, "inbox.NotificationRecord": 2, "inbox.WebhookDelivery": 1, "inbox.WebhookEndpoint": 1,
+    "schedules.Schedule": 1, "schedules.ScheduleTrigger": 1}
 
 
 @pytest.fixture
