@@ -11,6 +11,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.contrib.sessions.backends.db import SessionStore
 from rest_framework.authtoken.models import Token
 
+from agent_channels.models import (ChannelApproval, ChannelDecision, ChannelEvent, ChannelRun, ChannelThread,
+                                   OutboxMessage)
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
 from inbox.models import NotificationRecord
@@ -26,6 +28,8 @@ RESOURCE_TABLES = {
     "agents.ThreadInput", "agents.ThreadLease", "agents.ToolApproval", "agents.TraceSpan",
     "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint",
     "schedules.Schedule", "schedules.ScheduleTrigger",
+    "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
+    "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
 }
 
 
@@ -73,6 +77,18 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
                                        created_by=user, created_at=NOW, updated_at=NOW)
     ScheduleTrigger.objects.create(schedule=schedule, claim_id=f"claim-{tag}", scheduled_fire_at=NOW,
                                    actual_fire_at=NOW, outcome=ScheduleTrigger.Outcome.SUCCEEDED, run_id=run1)
+    # a Slack thread mapped to the resource's thread: its event, its run, an answer in the outbox, an
+    # approval card and its decision
+    channel = ChannelThread.objects.create(agent_id=f"agent-{tag}", platform="slack", key=f"T1:C1:{tag}.1",
+                                           resource_id=resource_id, thread_id="t1", target={"channel": "C1"})
+    ChannelEvent.objects.create(agent_id=f"agent-{tag}", platform="slack", event_id=f"Ev{tag}", kind="app_mention",
+                                payload={"text": "hi"}, channel_thread=channel, run_id=run1)
+    ChannelRun.objects.create(run_id=run1, channel_thread=channel, requested_by="U1", text="answer")
+    OutboxMessage.objects.create(agent_id=f"agent-{tag}", platform="slack", key=f"{run1}:answer", channel_thread=channel,
+                                 body="answer", bucket="slack:T1", next_attempt_at=NOW)
+    card = ChannelApproval.objects.create(agent_id=f"agent-{tag}", platform="slack", channel_thread=channel,
+                                          run_id=run2, tool_call_id="call-2", tool_name="delete", args_hash="h")
+    ChannelDecision.objects.create(approval=card, user="U1", decision="approve", outcome="accepted")
     # the admin's log: an operator changed the thread, and the user's account
     LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Thread), object_id=t1.key,
                             object_repr=str(t1), action_flag=CHANGE, change_message="[]")

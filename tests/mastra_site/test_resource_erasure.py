@@ -93,6 +93,9 @@ def test_after_erasure_no_row_anywhere_holds_or_points_at_the_resource(alice, bo
         "inbox.NotificationRecord": {"deleted": 2}, "inbox.WebhookDelivery": {"deleted": 1},
         "inbox.WebhookEndpoint": {"deleted": 1}, "authtoken.Token": {"deleted": 1},
         "schedules.Schedule": {"deleted": 1}, "schedules.ScheduleTrigger": {"deleted": 1},
+        "agent_channels.ChannelThread": {"deleted": 1}, "agent_channels.ChannelEvent": {"deleted": 1},
+        "agent_channels.ChannelRun": {"deleted": 1}, "agent_channels.OutboxMessage": {"deleted": 1},
+        "agent_channels.ChannelApproval": {"deleted": 1}, "agent_channels.ChannelDecision": {"deleted": 1},
         "sessions.Session": {"deleted": 1}, "auth.User": {"anonymised": 1}}
 
 
@@ -170,7 +173,8 @@ def test_the_command_erases_and_prints_each_table(alice):
     call_command("erase_resource", ALICE, "--yes", stdout=out)
     record = ErasureRecord.objects.get(resource_hash=resource_hash(ALICE))
     lines = out.getvalue().splitlines()
-    assert lines[:3] == ["admin.LogEntry: deleted 1", "agents.Message: deleted 3", "agents.Run: deleted 3"]
+    assert lines[:3] == ["admin.LogEntry: deleted 1", "agent_channels.ChannelApproval: deleted 1",
+                         "agent_channels.ChannelDecision: deleted 1"]
     assert "agents.ToolApproval: anonymised 1, deleted 1" in lines
     assert lines[-2:] == ["account: anonymised", f"erasure record {record.pk} ({record.resource_hash[:16]}…)"]
     assert (record.via, record.erased_by, record.erased_by_name) == ("command", None, "")
