@@ -23,7 +23,7 @@ import struct
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from agents.runtime.json_input import json_decode
 from agents.runtime.naming import camel_keys
@@ -209,5 +209,22 @@ class ListenView(VoiceView):
         return json_response({"text": await voice.listen(audio, **options)})
 
 
-__all__ = ["ListenView", "ListenerView", "SpeakView", "SpeakersView", "audio_filetype", "sniffed_filetype",
-           "wav_seconds"]
+# Mastra's older voice routes (``/speakers``, ``/speak``, ``/listen`` without ``/voice``): the same
+# views, under operation ids of their own in the schema
+@extend_schema_view(get=extend_schema(operation_id="agents_speakers"))
+class SpeakersAliasView(SpeakersView):
+    pass
+
+
+@extend_schema_view(post=extend_schema(operation_id="agents_speak"))
+class SpeakAliasView(SpeakView):
+    pass
+
+
+@extend_schema_view(post=extend_schema(operation_id="agents_listen"))
+class ListenAliasView(ListenView):
+    pass
+
+
+__all__ = ["ListenAliasView", "ListenView", "ListenerView", "SpeakAliasView", "SpeakView", "SpeakersAliasView",
+           "SpeakersView", "audio_filetype", "sniffed_filetype", "wav_seconds"]

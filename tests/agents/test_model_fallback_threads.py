@@ -116,7 +116,12 @@ async def test_a_thread_whose_models_all_fail_gets_one_failure_and_stays_usable(
     assert (run.status, run.error_code, run.step_models) == ("failed", "model_unavailable", [])
     assert run.error.startswith("no model could answer step 0: openai/gpt-test: openai API error (HTTP 429)")
     assert "sk-live-0123456789abcdef" not in run.error
-    assert await stored_roles("t2") == ["signal"]  # the input is kept, no failure text posing as an answer
+    # the input is kept, then the one failure entry (no text posing as an answer: no parts, the
+    # reason redacted, never shown to the model)
+    assert await stored_roles("t2") == ["signal", "assistant"]
+    failure = await sync_to_async(lambda: Message.objects.get(thread__thread_id="t2", role="assistant"))()
+    assert failure.content["parts"] == [] and failure.content["metadata"]["error"]["code"] == "model_unavailable"
+    assert "sk-live-0123456789abcdef" not in json.dumps(failure.content)
 
     # the providers are back: the thread answers the next message
     openai_server.reply(openai_text_reply(["hello again"]))
@@ -125,7 +130,9 @@ async def test_a_thread_whose_models_all_fail_gets_one_failure_and_stays_usable(
     await settle()
     assert "".join(c["payload"]["text"] for c in chunks if c["type"] == "text-delta") == "hello again"
     assert [r.status for r in await runs()] == ["failed", "completed"]
-    assert await stored_roles("t2") == ["signal", "signal", "assistant"]
+    assert await stored_roles("t2") == ["signal", "assistant", "signal", "assistant"]
+    # and the next model call was not shown the failure entry
+    assert [m["role"] for m in openai_server.requests[-1].body["messages"]].count("assistant") == 0
     sub.unsubscribe()
 
 

@@ -287,6 +287,8 @@ test('schedules: create, list, get, update, pause, resume, run, triggers and del
   await assert.rejects(alice.getSchedule(created.id), (error) => error.status === 404);
   await assert.rejects(alice.createSchedule({ agentId: 'echo', cron: 'bad cron', prompt: 'p' }),
     (error) => error.status === 400 && error.body.code === 'invalid_cron');
+});
+
 test('agent.voice: speakers, listener, speak (audio bytes) and listen (a recording upload)', async () => {
   const voice = alice.getAgent('echo').voice;
   assert.deepEqual(await voice.getSpeakers(), [{ voiceId: 'low', name: 'Low' }, { voiceId: 'high', name: 'High' }]);
