@@ -3,10 +3,14 @@ over two daphne processes, and GitHub mentions, answered through the fake platfo
 
     .venv/bin/python bench/channels.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
         [--redis-url redis://127.0.0.1:6379/0] [--mentions 1000] [--github 200] [--clients 16]
+        [--layout inline|worker]
 
 The layout of deploy/Procfile: two daphne (``mastra_site.asgi:application``) and a worker process
 (``manage.py run_workers``) on a PostgreSQL database of the bench's own (created, migrated, dropped
-at the end) and Redis (keys under a prefix of their own, deleted at the end). The site's demo agent
+at the end) and Redis (keys under a prefix of their own, deleted at the end). ``--layout inline``
+(the default): each daphne starts the runs of the events it receives and also runs the channels'
+work; ``--layout worker``: the daphnes only acknowledge (``MASTRA_CHANNELS_HANDOFF_INLINE`` and
+``MASTRA_CHANNELS_SCHEDULER`` off) and the worker process hands off, runs and sends. The site's demo agent
 (``ops-assistant``, ``local/echo``) gets both adapters from the environment, pointed at a fake Slack
 Web API and a fake GitHub REST API (``agent_channels.fakes``) served by this process. Every process
 runs the channels' work every ``MASTRA_CHANNELS_POLL_MS`` (200 here); the GitHub write spacing per
@@ -77,16 +81,17 @@ class Site:
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env,
                        check=True)
 
-    def start(self, command: list[str], log: str) -> subprocess.Popen:
+    def start(self, command: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
         with open(self.workdir / log, "wb") as handle:
-            proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=handle, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(command, cwd=ROOT, env={**self.env, **(env or {})}, stdout=handle,
+                                    stderr=subprocess.STDOUT)
         self.procs.append(proc)
         return proc
 
-    def daphne(self) -> int:
+    def daphne(self, env: dict | None = None) -> int:
         port = free_port()
         self.start([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                    "mastra_site.asgi:application"], f"daphne-{port}.log")
+                    "mastra_site.asgi:application"], f"daphne-{port}.log", env)
         return port
 
     def stop(self) -> None:
@@ -164,6 +169,20 @@ def github_request(n: int) -> tuple[bytes, dict]:
                   "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": signature}
 
 
+async def warm(ports: list[int], path: str) -> None:
+    """One handshake and one message outside any thread (a read, nothing stored) per process: the
+    imports, the verifier and the database connections are ready before the clock starts."""
+    def envelope(event, event_id):
+        return {"type": "event_callback", "team_id": "T1", "event_id": event_id, "event": event}
+
+    for port in ports:
+        stray = {"type": "message", "user": "U1", "text": "warm", "ts": "1.1", "thread_ts": "1.0", "channel": "CW",
+                 "channel_type": "channel"}
+        requests = [(path.format("slack"), *slack_request({"type": "url_verification", "challenge": "x"})),
+                    (path.format("slack"), *slack_request(envelope(stray, f"warm{port}")))]
+        await post_all([port], requests * 3, 1)
+
+
 async def post_all(ports: list[int], requests: list[tuple[str, bytes, dict]], clients: int) -> list[float]:
     """POST every request (path, body, headers) to a random process; the latencies (ms) of the acks."""
     import aiohttp
@@ -207,11 +226,16 @@ async def run(args) -> None:
     site = Site(args, slack.api_url, github.url)
     site.create()
     try:
-        ports = [site.daphne(), site.daphne()]
+        # inline: each daphne starts the runs of the events it receives and runs the channels' work;
+        # worker: the daphnes only acknowledge, the worker process hands off, runs and sends
+        serving = {} if args.layout == "inline" else {"MASTRA_CHANNELS_HANDOFF_INLINE": "false",
+                                                      "MASTRA_CHANNELS_SCHEDULER": "false"}
+        ports = [site.daphne(serving), site.daphne(serving)]
         site.start([sys.executable, "manage.py", "run_workers"], "workers.log")
         for port in ports:
             await listening(port)
         path = "/api/agents/ops-assistant/channels/{}/webhook"
+        await warm(ports, path)
         requests = [(path.format("slack"), body, headers) for n in range(args.mentions) for body, headers in
                     slack_copies(n)]
         random.shuffle(requests)
@@ -222,7 +246,7 @@ async def run(args) -> None:
         answered = {(m["thread_ts"]) for m in posted}
         calls = sum(slack.count(name) for name in ("chat.postMessage", "chat.update", "conversations.replies"))
         print(json.dumps({
-            "case": "slack", "processes": "2 daphne + run_workers", "database": "postgresql", "mentions": args.mentions,
+            "case": "slack", "layout": args.layout, "processes": "2 daphne + run_workers", "database": "postgresql", "mentions": args.mentions,
             "requests": len(requests), "replies_posted": len(posted), "threads_answered": len(answered),
             "duplicates": len(posted) - len(answered), "ack_p50_ms": round(percentile(acks, 0.5), 1),
             "ack_p99_ms": round(percentile(acks, 0.99), 1), "ack_max_ms": round(max(acks), 1),
@@ -237,7 +261,7 @@ async def run(args) -> None:
         await settled(site, args.github, created, timeout=args.timeout)
         comments = sum(len(c) for c in github.comments.values())
         print(json.dumps({
-            "case": "github", "mentions": args.github, "comments_created": github.count("create_comment"),
+            "case": "github", "layout": args.layout, "mentions": args.github, "comments_created": github.count("create_comment"),
             "comments_on_issues": comments, "edits_per_comment": round(github.count("update_comment") / max(1, comments), 2),
             "reactions": len(github.reactions), "ack_p50_ms": round(percentile(acks, 0.5), 1),
             "ack_p99_ms": round(percentile(acks, 0.99), 1), "seconds": round(time.monotonic() - start, 1),
@@ -258,6 +282,7 @@ def main() -> None:
     parser.add_argument("--github", type=int, default=200)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--layout", choices=("inline", "worker"), default="inline")
     args = parser.parse_args()
     print(json.dumps(machine()), flush=True)
     asyncio.run(run(args))
