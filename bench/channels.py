@@ -140,8 +140,9 @@ def slack_request(payload: dict) -> tuple[bytes, dict]:
     return body, {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature}
 
 
-def slack_copies(n: int) -> list[tuple[bytes, dict]]:
-    """The four requests of mention ``n``: the mention, its message copy, two retries."""
+def slack_copies(n: int) -> list:
+    """The four requests of mention ``n`` (the mention, its message copy, two retries), each a
+    function that signs it when it is sent (Slack's timestamp must be fresh)."""
     channel, ts = f"C{n % CHANNELS}", f"{1700000000 + n}.000100"
     mention = {"type": "app_mention", "user": f"U{n % 50}", "text": f"<@UBOT> question {n}", "ts": ts,
                "channel": channel}
@@ -150,23 +151,28 @@ def slack_copies(n: int) -> list[tuple[bytes, dict]]:
     def envelope(event, event_id):
         return {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": event_id, "event": event}
 
-    requests = [slack_request(envelope(mention, f"Ev{n}m")), slack_request(envelope(copy, f"Ev{n}c"))]
-    for retry in (1, 2):
-        body, headers = slack_request(envelope(mention, f"Ev{n}m"))
-        requests.append((body, {**headers, "X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}))
-    random.shuffle(requests)
-    return requests
+    def signed(event, event_id, retry=None):
+        def make():
+            body, headers = slack_request(envelope(event, event_id))
+            if retry:
+                headers = {**headers, "X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+            return body, headers
+        return make
+
+    return [signed(mention, f"Ev{n}m"), signed(copy, f"Ev{n}c"), signed(mention, f"Ev{n}m", 1),
+            signed(mention, f"Ev{n}m", 2)]
 
 
-def github_request(n: int) -> tuple[bytes, dict]:
+def github_request(n: int):
     payload = {"action": "created", "installation": {"id": 42}, "repository": {"full_name": "octo/repo"},
                "issue": {"number": 1000 + n}, "sender": {"login": "octocat"},
                "comment": {"id": 50_000 + n, "body": f"@ops-bot look at issue {n}", "author_association": "MEMBER",
                            "user": {"login": "octocat", "type": "User"}, "html_url": ""}}
     body = json.dumps(payload).encode()
     signature = "sha256=" + hmac.new(GITHUB_SECRET.encode(), body, hashlib.sha256).hexdigest()
-    return body, {"Content-Type": "application/json", "X-GitHub-Event": "issue_comment",
-                  "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": signature}
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": "issue_comment",
+               "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": signature}
+    return lambda: (body, headers)
 
 
 async def warm(ports: list[int], path: str) -> None:
@@ -178,13 +184,14 @@ async def warm(ports: list[int], path: str) -> None:
     for port in ports:
         stray = {"type": "message", "user": "U1", "text": "warm", "ts": "1.1", "thread_ts": "1.0", "channel": "CW",
                  "channel_type": "channel"}
-        requests = [(path.format("slack"), *slack_request({"type": "url_verification", "challenge": "x"})),
-                    (path.format("slack"), *slack_request(envelope(stray, f"warm{port}")))]
+        requests = [(path.format("slack"), lambda: slack_request({"type": "url_verification", "challenge": "x"})),
+                    (path.format("slack"), lambda: slack_request(envelope(stray, f"warm{port}")))]
         await post_all([port], requests * 3, 1)
 
 
-async def post_all(ports: list[int], requests: list[tuple[str, bytes, dict]], clients: int) -> list[float]:
-    """POST every request (path, body, headers) to a random process; the latencies (ms) of the acks."""
+async def post_all(ports: list[int], requests: list, clients: int) -> list[float]:
+    """POST every request (path, a function giving its body and headers) to a random process; the
+    latencies (ms) of the acks."""
     import aiohttp
 
     latencies, queue = [], asyncio.Queue()
@@ -193,7 +200,8 @@ async def post_all(ports: list[int], requests: list[tuple[str, bytes, dict]], cl
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as session:
         async def client() -> None:
             while not queue.empty():
-                path, body, headers = queue.get_nowait()
+                path, make = queue.get_nowait()
+                body, headers = make()
                 start = time.perf_counter()
                 async with session.post(f"http://127.0.0.1:{random.choice(ports)}{path}", data=body,
                                         headers=headers) as response:
@@ -236,8 +244,7 @@ async def run(args) -> None:
             await listening(port)
         path = "/api/agents/ops-assistant/channels/{}/webhook"
         await warm(ports, path)
-        requests = [(path.format("slack"), body, headers) for n in range(args.mentions) for body, headers in
-                    slack_copies(n)]
+        requests = [(path.format("slack"), make) for n in range(args.mentions) for make in slack_copies(n)]
         random.shuffle(requests)
         start = time.monotonic()
         acks = await post_all(ports, requests, args.clients)
@@ -254,7 +261,7 @@ async def run(args) -> None:
             "events_stored": site.count("select count(*) from agent_channels_channelevent"),
             "seconds_to_last_answer": round(time.monotonic() - start, 1), "seconds_after_last_ack": round(wait, 1),
         }), flush=True)
-        requests = [(path.format("github"), *github_request(n)) for n in range(args.github)]
+        requests = [(path.format("github"), github_request(n)) for n in range(args.github)]
         start = time.monotonic()
         acks = await post_all(ports, requests, args.clients)
         created = lambda: github.count("create_comment")  # noqa: E731
