@@ -34,7 +34,7 @@ from agents.runtime.errors import MastraError
 
 from . import github
 from .cards import APPROVE, DENY, card_decided
-from .models import ChannelApproval, ChannelDecision, ChannelThread, OutboxMessage
+from .models import ChannelApproval, ChannelDecision, ChannelRun, ChannelThread, OutboxMessage
 from .outbox import outbox_put
 from .relay import bucket_of
 
@@ -85,6 +85,9 @@ def approval_decide(*, agent_id: str, platform: str, adapter, approval_id: int |
         if approval is None:
             logger.warning("%s approval click by %s for an unknown card %s", platform, user, approval_id)
             return Decided(ChannelDecision.Outcome.STALE)
+        if not approval.requested_by:  # the card was relayed before the handoff recorded the run's starter
+            approval.requested_by = ChannelRun.objects.filter(run_id=approval.run_id).values_list(
+                "requested_by", flat=True).first() or ""
         if bound is not None and (bound.get("run"), bound.get("call"), bound.get("hash")) != (
                 approval.run_id, approval.tool_call_id, approval.args_hash):
             outcome = ChannelDecision.Outcome.STALE

@@ -21,6 +21,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -28,7 +29,7 @@ from django.utils import timezone
 from agents.connections import async_twin
 from agents.runtime.channels import ChannelMessage
 from agents.runtime.channels.text import sender_prefix
-from agents.runtime.errors import MastraError, SignalError
+from agents.runtime.errors import SignalError
 from agents.runtime.run import maybe_await
 
 from . import slack
@@ -110,8 +111,11 @@ def event_release(*, event_id: int, error: str, attempts: int) -> None:
 
 
 def events_due(*, now: datetime) -> list[int]:
+    """Received events no process holds; with inline handoffs, those older than :data:`GRACE_S`
+    (the receiving process is handing them over)."""
+    grace = GRACE_S if settings.MASTRA_CHANNELS_HANDOFF_INLINE else 0.0
     return list(ChannelEvent.objects.filter(status=ChannelEvent.Status.RECEIVED, created_at__lte=now - timedelta(
-        seconds=GRACE_S)).filter(Q(claimed_until=None) | Q(claimed_until__lt=now)).order_by("id")
+        seconds=grace)).filter(Q(claimed_until=None) | Q(claimed_until__lt=now)).order_by("id")
         .values_list("pk", flat=True)[:200])
 
 

@@ -13,7 +13,9 @@
    ``message``, or two processes receiving copies at once store it once; the copies answer 200
    ``duplicate``. A message in a thread the agent does not take part in (a Slack channel thread
    without a mention, a GitHub conversation without ``@bot_login``) is ``ignored``;
-5. 200 ``accepted``; the run happens after (:mod:`agent_channels.handoff`), in this process or any.
+5. 200 ``accepted``; the run happens after (:mod:`agent_channels.handoff`), started by this process
+   at once (``MASTRA_CHANNELS_HANDOFF_INLINE``, the default) or by whichever process runs the
+   channels' work next.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Mapping
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from agents.connections import POOL, async_twin
@@ -90,7 +93,7 @@ async def channel_webhook_receive(*, agent_id: str, platform: str, headers: Mapp
         decided = await slack_click(agent, adapter, inbound.payload)
         return ChannelReply(200, {"ok": True, "status": decided.outcome})
     outcome, event_id = await aevent_store(agent_id=agent_id, platform=platform, inbound=inbound)
-    if outcome == "accepted":
+    if outcome == "accepted" and settings.MASTRA_CHANNELS_HANDOFF_INLINE:
         hand_off_soon(event_id)
     elif outcome == "ignored":
         logger.info("%s channel of %s: %s outside a thread it takes part in", platform, agent_id, inbound.kind)

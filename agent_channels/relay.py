@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.connections import async_twin
-from agents.models import ThreadEvent
+from agents.models import Run, ThreadEvent
 from agents.runtime.channels.text import GITHUB_BODY_LIMIT, SLACK_TEXT_LIMIT, failed_text, split_text
 from agents.runtime.errors import MastraError
 from agents.runtime.storage import approval_hash
@@ -38,6 +38,8 @@ from .outbox import outbox_put
 logger = logging.getLogger(__name__)
 
 BATCH = 500
+#: a run in one of these states has ended, whatever its log says
+ENDED = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.ABORTED)
 TEXT_LIMIT = {"slack": SLACK_TEXT_LIMIT, "github": GITHUB_BODY_LIMIT}
 
 
@@ -59,9 +61,10 @@ def thread_relay(*, channel_thread_id: int, now: datetime | None = None) -> int:
         key = thread_key(thread.resource_id, thread.thread_id)
         events = list(ThreadEvent.objects.filter(thread_id=key, seq__gt=thread.relay_seq).order_by("seq")[:BATCH])
         if not events:
-            open_runs = ChannelRun.objects.filter(channel_thread=thread, finished=False).exclude(
-                finish_reason="suspended").exists()
-            if not open_runs:
+            runs_end(thread, now)
+            # a run suspended on an approval keeps the thread open: it may be decided anywhere
+            # (a card, the chat page, the admin) and its continuation is relayed like the rest
+            if not ChannelRun.objects.filter(channel_thread=thread, finished=False).exists():
                 ChannelThread.objects.filter(pk=thread.pk, relay_seq=thread.relay_seq).update(relay_open=False)
             return 0
         # the compare-and-set that makes this relay the only one of these events
@@ -81,6 +84,17 @@ def thread_relay(*, channel_thread_id: int, now: datetime | None = None) -> int:
             run.save()
             answer_put(thread, run, now)
         return len(events)
+
+
+def runs_end(thread: ChannelThread, now: datetime) -> None:
+    """Runs that ended without a ``finish`` in the log (their process died; recovery answers their
+    inputs in a new run): their answers are final as they stand, without a failure notice."""
+    waiting = ChannelRun.objects.filter(channel_thread=thread, finished=False)
+    ended = set(Run.objects.filter(id__in=waiting.values("run_id"), status__in=ENDED).values_list("id", flat=True))
+    for run in waiting.filter(run_id__in=ended):
+        run.finished, run.finish_reason = True, "ended"
+        run.save()
+        answer_put(thread, run, now)
 
 
 def chunk_apply(thread: ChannelThread, run: ChannelRun, chunk: dict, now: datetime) -> None:

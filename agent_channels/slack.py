@@ -178,7 +178,7 @@ async def message_post(client, *, target: dict, key: str, text: str, blocks: lis
 
 
 async def message_update(client, *, target: dict, ts: str, text: str, blocks: list | None) -> None:
-    await client.chat_update(channel=target["channel"], ts=ts, text=text, blocks=blocks if blocks is not None else [])
+    await client.chat_update(channel=target["channel"], ts=ts, text=text, **({"blocks": blocks} if blocks is not None else {}))
 
 
 async def ephemeral_post(client, *, target: dict, text: str) -> None:

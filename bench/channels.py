@@ -3,10 +3,14 @@ over two daphne processes, and GitHub mentions, answered through the fake platfo
 
     .venv/bin/python bench/channels.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
         [--redis-url redis://127.0.0.1:6379/0] [--mentions 1000] [--github 200] [--clients 16]
+        [--layout inline|worker]
 
 The layout of deploy/Procfile: two daphne (``mastra_site.asgi:application``) and a worker process
 (``manage.py run_workers``) on a PostgreSQL database of the bench's own (created, migrated, dropped
-at the end) and Redis (keys under a prefix of their own, deleted at the end). The site's demo agent
+at the end) and Redis (keys under a prefix of their own, deleted at the end). ``--layout inline``
+(the default): each daphne starts the runs of the events it receives and also runs the channels'
+work; ``--layout worker``: the daphnes only acknowledge (``MASTRA_CHANNELS_HANDOFF_INLINE`` and
+``MASTRA_CHANNELS_SCHEDULER`` off) and the worker process hands off, runs and sends. The site's demo agent
 (``ops-assistant``, ``local/echo``) gets both adapters from the environment, pointed at a fake Slack
 Web API and a fake GitHub REST API (``agent_channels.fakes``) served by this process. Every process
 runs the channels' work every ``MASTRA_CHANNELS_POLL_MS`` (200 here); the GitHub write spacing per
@@ -77,16 +81,17 @@ class Site:
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env,
                        check=True)
 
-    def start(self, command: list[str], log: str) -> subprocess.Popen:
+    def start(self, command: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
         with open(self.workdir / log, "wb") as handle:
-            proc = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=handle, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(command, cwd=ROOT, env={**self.env, **(env or {})}, stdout=handle,
+                                    stderr=subprocess.STDOUT)
         self.procs.append(proc)
         return proc
 
-    def daphne(self) -> int:
+    def daphne(self, env: dict | None = None) -> int:
         port = free_port()
         self.start([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                    "mastra_site.asgi:application"], f"daphne-{port}.log")
+                    "mastra_site.asgi:application"], f"daphne-{port}.log", env)
         return port
 
     def stop(self) -> None:
@@ -135,8 +140,9 @@ def slack_request(payload: dict) -> tuple[bytes, dict]:
     return body, {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature}
 
 
-def slack_copies(n: int) -> list[tuple[bytes, dict]]:
-    """The four requests of mention ``n``: the mention, its message copy, two retries."""
+def slack_copies(n: int) -> list:
+    """The four requests of mention ``n`` (the mention, its message copy, two retries), each a
+    function that signs it when it is sent (Slack's timestamp must be fresh)."""
     channel, ts = f"C{n % CHANNELS}", f"{1700000000 + n}.000100"
     mention = {"type": "app_mention", "user": f"U{n % 50}", "text": f"<@UBOT> question {n}", "ts": ts,
                "channel": channel}
@@ -145,27 +151,47 @@ def slack_copies(n: int) -> list[tuple[bytes, dict]]:
     def envelope(event, event_id):
         return {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": event_id, "event": event}
 
-    requests = [slack_request(envelope(mention, f"Ev{n}m")), slack_request(envelope(copy, f"Ev{n}c"))]
-    for retry in (1, 2):
-        body, headers = slack_request(envelope(mention, f"Ev{n}m"))
-        requests.append((body, {**headers, "X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}))
-    random.shuffle(requests)
-    return requests
+    def signed(event, event_id, retry=None):
+        def make():
+            body, headers = slack_request(envelope(event, event_id))
+            if retry:
+                headers = {**headers, "X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+            return body, headers
+        return make
+
+    return [signed(mention, f"Ev{n}m"), signed(copy, f"Ev{n}c"), signed(mention, f"Ev{n}m", 1),
+            signed(mention, f"Ev{n}m", 2)]
 
 
-def github_request(n: int) -> tuple[bytes, dict]:
+def github_request(n: int):
     payload = {"action": "created", "installation": {"id": 42}, "repository": {"full_name": "octo/repo"},
                "issue": {"number": 1000 + n}, "sender": {"login": "octocat"},
                "comment": {"id": 50_000 + n, "body": f"@ops-bot look at issue {n}", "author_association": "MEMBER",
                            "user": {"login": "octocat", "type": "User"}, "html_url": ""}}
     body = json.dumps(payload).encode()
     signature = "sha256=" + hmac.new(GITHUB_SECRET.encode(), body, hashlib.sha256).hexdigest()
-    return body, {"Content-Type": "application/json", "X-GitHub-Event": "issue_comment",
-                  "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": signature}
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": "issue_comment",
+               "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": signature}
+    return lambda: (body, headers)
 
 
-async def post_all(ports: list[int], requests: list[tuple[str, bytes, dict]], clients: int) -> list[float]:
-    """POST every request (path, body, headers) to a random process; the latencies (ms) of the acks."""
+async def warm(ports: list[int], path: str) -> None:
+    """One handshake and one message outside any thread (a read, nothing stored) per process: the
+    imports, the verifier and the database connections are ready before the clock starts."""
+    def envelope(event, event_id):
+        return {"type": "event_callback", "team_id": "T1", "event_id": event_id, "event": event}
+
+    for port in ports:
+        stray = {"type": "message", "user": "U1", "text": "warm", "ts": "1.1", "thread_ts": "1.0", "channel": "CW",
+                 "channel_type": "channel"}
+        requests = [(path.format("slack"), lambda: slack_request({"type": "url_verification", "challenge": "x"})),
+                    (path.format("slack"), lambda: slack_request(envelope(stray, f"warm{port}")))]
+        await post_all([port], requests * 3, 1)
+
+
+async def post_all(ports: list[int], requests: list, clients: int) -> list[float]:
+    """POST every request (path, a function giving its body and headers) to a random process; the
+    latencies (ms) of the acks."""
     import aiohttp
 
     latencies, queue = [], asyncio.Queue()
@@ -174,7 +200,8 @@ async def post_all(ports: list[int], requests: list[tuple[str, bytes, dict]], cl
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as session:
         async def client() -> None:
             while not queue.empty():
-                path, body, headers = queue.get_nowait()
+                path, make = queue.get_nowait()
+                body, headers = make()
                 start = time.perf_counter()
                 async with session.post(f"http://127.0.0.1:{random.choice(ports)}{path}", data=body,
                                         headers=headers) as response:
@@ -207,13 +234,17 @@ async def run(args) -> None:
     site = Site(args, slack.api_url, github.url)
     site.create()
     try:
-        ports = [site.daphne(), site.daphne()]
+        # inline: each daphne starts the runs of the events it receives and runs the channels' work;
+        # worker: the daphnes only acknowledge, the worker process hands off, runs and sends
+        serving = {} if args.layout == "inline" else {"MASTRA_CHANNELS_HANDOFF_INLINE": "false",
+                                                      "MASTRA_CHANNELS_SCHEDULER": "false"}
+        ports = [site.daphne(serving), site.daphne(serving)]
         site.start([sys.executable, "manage.py", "run_workers"], "workers.log")
         for port in ports:
             await listening(port)
         path = "/api/agents/ops-assistant/channels/{}/webhook"
-        requests = [(path.format("slack"), body, headers) for n in range(args.mentions) for body, headers in
-                    slack_copies(n)]
+        await warm(ports, path)
+        requests = [(path.format("slack"), make) for n in range(args.mentions) for make in slack_copies(n)]
         random.shuffle(requests)
         start = time.monotonic()
         acks = await post_all(ports, requests, args.clients)
@@ -222,7 +253,7 @@ async def run(args) -> None:
         answered = {(m["thread_ts"]) for m in posted}
         calls = sum(slack.count(name) for name in ("chat.postMessage", "chat.update", "conversations.replies"))
         print(json.dumps({
-            "case": "slack", "processes": "2 daphne + run_workers", "database": "postgresql", "mentions": args.mentions,
+            "case": "slack", "layout": args.layout, "processes": "2 daphne + run_workers", "database": "postgresql", "mentions": args.mentions,
             "requests": len(requests), "replies_posted": len(posted), "threads_answered": len(answered),
             "duplicates": len(posted) - len(answered), "ack_p50_ms": round(percentile(acks, 0.5), 1),
             "ack_p99_ms": round(percentile(acks, 0.99), 1), "ack_max_ms": round(max(acks), 1),
@@ -230,14 +261,14 @@ async def run(args) -> None:
             "events_stored": site.count("select count(*) from agent_channels_channelevent"),
             "seconds_to_last_answer": round(time.monotonic() - start, 1), "seconds_after_last_ack": round(wait, 1),
         }), flush=True)
-        requests = [(path.format("github"), *github_request(n)) for n in range(args.github)]
+        requests = [(path.format("github"), github_request(n)) for n in range(args.github)]
         start = time.monotonic()
         acks = await post_all(ports, requests, args.clients)
         created = lambda: github.count("create_comment")  # noqa: E731
         await settled(site, args.github, created, timeout=args.timeout)
         comments = sum(len(c) for c in github.comments.values())
         print(json.dumps({
-            "case": "github", "mentions": args.github, "comments_created": github.count("create_comment"),
+            "case": "github", "layout": args.layout, "mentions": args.github, "comments_created": github.count("create_comment"),
             "comments_on_issues": comments, "edits_per_comment": round(github.count("update_comment") / max(1, comments), 2),
             "reactions": len(github.reactions), "ack_p50_ms": round(percentile(acks, 0.5), 1),
             "ack_p99_ms": round(percentile(acks, 0.99), 1), "seconds": round(time.monotonic() - start, 1),
@@ -258,6 +289,7 @@ def main() -> None:
     parser.add_argument("--github", type=int, default=200)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--layout", choices=("inline", "worker"), default="inline")
     args = parser.parse_args()
     print(json.dumps(machine()), flush=True)
     asyncio.run(run(args))

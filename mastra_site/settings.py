@@ -338,6 +338,9 @@ MASTRA_SCHEDULE_FIRE_LEASE_S = env_int("MASTRA_SCHEDULE_FIRE_LEASE_S", 60, minim
 # minute); the attempts of a platform write before it is failed (shown in the admin)
 MASTRA_CHANNELS_POLL_MS = env_int("MASTRA_CHANNELS_POLL_MS", 500, minimum=20, maximum=60_000)
 MASTRA_CHANNELS_SCHEDULER = env_bool("MASTRA_CHANNELS_SCHEDULER", True)
+# whether the process that receives a platform event hands it to the agent at once (the run then
+# starts there); off, the processes running the channels' work do (serving processes that only ack)
+MASTRA_CHANNELS_HANDOFF_INLINE = env_bool("MASTRA_CHANNELS_HANDOFF_INLINE", True)
 MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS = env_int("MASTRA_CHANNELS_GITHUB_WRITE_INTERVAL_MS", 1000, minimum=0,
                                                    maximum=60_000)
 MASTRA_CHANNELS_MAX_ATTEMPTS = env_int("MASTRA_CHANNELS_MAX_ATTEMPTS", 6, minimum=1, maximum=100)

@@ -134,3 +134,34 @@ async def test_deny_never_runs_the_tool(channel_site, github_fake, drive):
     await github_post(issue_comment("/deny", comment_id=131), event="issue_comment", delivery="d-31")
     await drive()
     assert site.deleted == [] and (await ToolApproval.objects.aget()).status == "declined"
+
+
+async def test_a_review_comment_belongs_to_its_pull_requests_thread(channel_site, github_fake, drive):
+    payload = {"action": "created", "installation": {"id": 42}, "repository": {"full_name": "octo/repo"},
+               "pull_request": {"number": 7}, "sender": {"login": "octocat"},
+               "comment": {"id": 140, "body": "@ops-bot is this line right?", "author_association": "COLLABORATOR",
+                           "user": {"login": "octocat", "type": "User"}, "html_url": ""}}
+    status, body = await github_post(payload, event="pull_request_review_comment", delivery="d-40")
+    assert body["status"] == "accepted"
+    await drive()
+    assert github_fake.reactions == [{"path": "/repos/octo/repo/pulls/comments/140/reactions", "content": "eyes"}]
+    assert len(github_fake.comments_on("octo/repo", 7)) == 1
+    assert (await ChannelThread.objects.aget()).key == "octo/repo#7"
+
+
+async def test_a_github_app_writes_with_its_installation_token(github_fake):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from agent_channels.github import comment_create
+    from agents.runtime import create_github_adapter
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    adapter = create_github_adapter(webhook_secret="w", app_id=1234, private_key=key, bot_login="ops-bot",
+                                    api_url=github_fake.url)
+    comment_id = await comment_create(adapter.client(42), target={"repository": "octo/repo", "number": 3},
+                                      key="answer:r:0", body="hello")
+    assert [name for name, _ in github_fake.calls] == ["installation_token", "create_comment"]
+    assert github_fake.calls[0][1] == {"id": "42"}
+    assert github_fake.comments_on("octo/repo", 3)[0]["id"] == int(comment_id)

@@ -5,7 +5,7 @@ import pytest
 
 from agent_channels.models import ChannelEvent, ChannelRun, ChannelThread, OutboxMessage
 from agents.models import Run
-from tests.agent_channels.conftest import mention, message, slack_post, slack_event
+from tests.agent_channels.conftest import mention, message, slack_post
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -162,3 +162,22 @@ async def test_a_failed_run_posts_one_short_reason(make_site, transactional_db, 
     texts = [m["text"] for m in slack_fake.posted("C1")]
     assert texts == ["Sorry, I could not finish this answer (upstream 500)."]
     assert await OutboxMessage.objects.filter(key__startswith="failed:").acount() == 1
+
+
+async def test_handlers_disable_a_kind_or_wrap_the_default(make_site, transactional_db, slack_fake, drive):
+    import dataclasses
+
+    seen = []
+
+    async def on_mention(message, default):
+        seen.append((message.kind, message.user, message.user_name, message.thread_id))
+        return await default(dataclasses.replace(message, contents=message.contents.upper()))
+
+    make_site(handlers={"on_mention": on_mention, "on_direct_message": False})
+    await slack_post(mention("shout", ts="1700000001.000100"))
+    await slack_post(message("hi", ts="1700000002.000100", channel="D1", channel_type="im"))
+    await drive()
+    assert seen == [("mention", "U123", "Alice", "slack:T1:C1:1700000001.000100")]
+    assert [m["text"] for m in slack_fake.posted()] == ["echo: [ALICE (@U123)]: <@UBOT> SHOUT"]
+    dm = await ChannelEvent.objects.aget(kind="dm")
+    assert (dm.status, dm.error) == ("ignored", "on_direct_message is disabled")
