@@ -34,9 +34,9 @@ urlpatterns = [
     path(f"{agent}/voice/speak", voice.SpeakView.as_view(), name="api-voice-speak"),
     path(f"{agent}/voice/listen", voice.ListenView.as_view(), name="api-voice-listen"),
     # Mastra's deprecated names of the same routes
-    path(f"{agent}/speakers", voice.SpeakersView.as_view(), name="api-speakers"),
-    path(f"{agent}/speak", voice.SpeakView.as_view(), name="api-speak"),
-    path(f"{agent}/listen", voice.ListenView.as_view(), name="api-listen"),
+    path(f"{agent}/speakers", voice.SpeakersAliasView.as_view(), name="api-speakers"),
+    path(f"{agent}/speak", voice.SpeakAliasView.as_view(), name="api-speak"),
+    path(f"{agent}/listen", voice.ListenAliasView.as_view(), name="api-listen"),
     path("memory/threads", memory.ThreadListView.as_view(), name="api-threads"),
     path("memory/threads/<str:thread_id>", memory.ThreadDetailView.as_view(), name="api-thread"),
     path("memory/threads/<str:thread_id>/messages", memory.MessageListView.as_view(), name="api-messages"),

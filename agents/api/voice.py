@@ -209,5 +209,27 @@ class ListenView(VoiceView):
         return json_response({"text": await voice.listen(audio, **options)})
 
 
-__all__ = ["ListenView", "ListenerView", "SpeakView", "SpeakersView", "audio_filetype", "sniffed_filetype",
+# Mastra's deprecated names of the routes: the same handlers under operation ids of their own
+class SpeakersAliasView(SpeakersView):
+    @extend_schema(operation_id="agents_speakers", responses=openapi.SPEAKERS, tags=["voice"], deprecated=True)
+    async def get(self, request, agent_id: str):
+        return await super().get(request, agent_id)
+
+
+class SpeakAliasView(SpeakView):
+    @extend_schema(operation_id="agents_speak", request=openapi.SPEAK_BODY, responses=openapi.AUDIO, tags=["voice"],
+                   deprecated=True)
+    async def post(self, request, agent_id: str):
+        return await super().post(request, agent_id)
+
+
+class ListenAliasView(ListenView):
+    @extend_schema(operation_id="agents_listen", request=openapi.AUDIO_UPLOAD, responses=openapi.TRANSCRIPT,
+                   tags=["voice"], deprecated=True)
+    async def post(self, request, agent_id: str):
+        return await super().post(request, agent_id)
+
+
+__all__ = ["ListenAliasView", "ListenView", "ListenerView", "SpeakAliasView", "SpeakView", "SpeakersAliasView",
+           "SpeakersView", "audio_filetype", "sniffed_filetype",
            "wav_seconds"]
