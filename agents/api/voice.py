@@ -23,7 +23,7 @@ import struct
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema
 
 from agents.runtime.json_input import json_decode
 from agents.runtime.naming import camel_keys
@@ -209,22 +209,27 @@ class ListenView(VoiceView):
         return json_response({"text": await voice.listen(audio, **options)})
 
 
-# Mastra's older voice routes (``/speakers``, ``/speak``, ``/listen`` without ``/voice``): the same
-# views, under operation ids of their own in the schema
-@extend_schema_view(get=extend_schema(operation_id="agents_speakers"))
+# Mastra's deprecated names of the routes: the same handlers under operation ids of their own
 class SpeakersAliasView(SpeakersView):
-    pass
+    @extend_schema(operation_id="agents_speakers", responses=openapi.SPEAKERS, tags=["voice"], deprecated=True)
+    async def get(self, request, agent_id: str):
+        return await super().get(request, agent_id)
 
 
-@extend_schema_view(post=extend_schema(operation_id="agents_speak"))
 class SpeakAliasView(SpeakView):
-    pass
+    @extend_schema(operation_id="agents_speak", request=openapi.SPEAK_BODY, responses=openapi.AUDIO, tags=["voice"],
+                   deprecated=True)
+    async def post(self, request, agent_id: str):
+        return await super().post(request, agent_id)
 
 
-@extend_schema_view(post=extend_schema(operation_id="agents_listen"))
 class ListenAliasView(ListenView):
-    pass
+    @extend_schema(operation_id="agents_listen", request=openapi.AUDIO_UPLOAD, responses=openapi.TRANSCRIPT,
+                   tags=["voice"], deprecated=True)
+    async def post(self, request, agent_id: str):
+        return await super().post(request, agent_id)
 
 
 __all__ = ["ListenAliasView", "ListenView", "ListenerView", "SpeakAliasView", "SpeakView", "SpeakersAliasView",
-           "SpeakersView", "audio_filetype", "sniffed_filetype", "wav_seconds"]
+           "SpeakersView", "audio_filetype", "sniffed_filetype",
+           "wav_seconds"]
