@@ -421,3 +421,21 @@ test("a refused message asks the page to give its text back; other errors do not
     { type: "error", code: "approval_stale", message: "gone", frame: "tool-approval" }]);
   assert.deepEqual(other.effects, []);
 });
+
+test("a model attempt that failed mid-answer: its streamed parts and calls go, the next attempt's stay", () => {
+  const state = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r1"),
+    chunk(2, "text-start", "r1", { id: "m1-t" }),
+    chunk(3, "text-delta", "r1", { id: "m1-t", text: "half an ans" }),
+    chunk(4, "tool-call", "r1", { toolCallId: "c1", toolName: "search", args: { q: "x" } }),
+    chunk(5, "data-model-retry", "r1", {}, { data: { stepNumber: 0, attempt: 1, next: "local/echo",
+      discarded: ["m1-t", "c1"] }, transient: true }),
+    chunk(6, "text-start", "r1", { id: "m2-t" }),
+    chunk(7, "text-delta", "r1", { id: "m2-t", text: "the whole answer" })
+  ]);
+  const turn = state.items.find((i) => i.kind === "turn");
+  assert.deepEqual(turn.parts, [{ key: "r1:text:m2-t", kind: "text", text: "the whole answer" }]);
+  assert.deepEqual(state.tools, {});
+  assert.deepEqual(Object.keys(state.parts), ["r1:text:m2-t"]);
+});

@@ -199,6 +199,27 @@ function appendText(s, runId, id, kind, text) {
   updatePart(s, key, function (p) { p.text += text || ""; return p; });
 }
 
+/* A model attempt failed and another one answers the step: the parts and tool calls it streamed go
+   (``discarded``: their ids), so that the answer is not shown twice. */
+function dropDiscarded(s, runId, ids) {
+  (ids || []).forEach(function (id) {
+    const keys = [runId + ":text:" + id, runId + ":reasoning:" + id];
+    const tool = toolKey(runId, id);
+    if (s.tools[tool]) {
+      keys.push("tool:" + tool);
+      set(s, "tools", tool, undefined);
+    }
+    keys.forEach(function (key) {
+      const turnKey = s.parts[key];
+      if (!turnKey) return;
+      updateItem(s, turnKey, function (turn) {
+        turn.parts = turn.parts.filter(function (p) { return p.key !== key; });
+      });
+      set(s, "parts", key, undefined);
+    });
+  });
+}
+
 function runNote(s, runId, text, cls, retry) {
   const current = runId && s.runTurn[runId];
   if (!current) return false;
@@ -434,6 +455,9 @@ function applyChunk(s, c) {
     case "data-user-message":
     case "data-signal":
       showSignal(s, c.data || {}, runId);
+      break;
+    case "data-model-retry":
+      dropDiscarded(s, runId, c.data && c.data.discarded);
       break;
     case "data-thread-snapshot":
       rebuild(s, (c.data && c.data.messages) || []);
