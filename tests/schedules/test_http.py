@@ -3,40 +3,15 @@ sees and changes only their resource's schedules and the threadless ones they cr
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from schedules.runner import drain_fires
-from tests.agents.api.conftest import Api, make_user
+# the HTTP API tests' personas (a user's token each; ops is staff) and body reader
+from tests.agents.api.conftest import alice, anonymous, body, bob, ops  # noqa: F401 - fixtures
 
 from . import schedule_site
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-def body(response) -> dict:
-    return json.loads(response.content)
-
-
-@pytest.fixture
-async def alice(transactional_db) -> Api:
-    return Api(await make_user("alice"))
-
-
-@pytest.fixture
-async def bob(transactional_db) -> Api:
-    return Api(await make_user("bob"))
-
-
-@pytest.fixture
-async def ops(transactional_db) -> Api:
-    return Api(await make_user("ops", staff=True))
-
-
-@pytest.fixture
-def anonymous(transactional_db) -> Api:
-    return Api(None)
 
 
 @pytest.fixture
