@@ -33,9 +33,12 @@ from typing import Any, Callable
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connection, connections
 
 WORKER, POOL, LEASE = "worker", "pool", "lease"
+#: what a call raises while the database is unreachable (a periodic task skips its pass then: the next
+#: one tries again; a request answers 503)
+DATABASE_DOWN = (OperationalError, InterfaceError)
 
 
 def persistent_connections() -> bool:

@@ -8,6 +8,7 @@ from asgiref.sync import async_to_sync
 from celery import shared_task
 from django.conf import settings
 
+from agents.connections import DATABASE_DOWN
 from agents.runtime.threads import get_thread_runtime
 
 from .dispatcher import dispatch_due_notifications, dispatch_result_json
@@ -31,6 +32,9 @@ def dispatch_due_notifications_task() -> dict:
     ``MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S`` seconds)."""
     try:
         return async_to_sync(_dispatch_and_drain)()
+    except DATABASE_DOWN as exc:  # an outage: the next beat tick dispatches what is due
+        logger.warning("notification dispatch skipped: the database is unavailable (%s)", exc)
+        return {"skipped": "database_unavailable"}
     except Exception:
         logger.exception("notification dispatch task failed")
         raise

@@ -9,6 +9,7 @@ import logging
 from asgiref.sync import async_to_sync
 from celery import shared_task
 
+from agents.connections import DATABASE_DOWN
 from agents.runtime.threads import get_thread_runtime
 
 from . import runner
@@ -41,6 +42,9 @@ def tick_task() -> dict:
     """Claim the due fires and enqueue them (Celery beat)."""
     try:
         return async_to_sync(runner.schedules_tick)()
+    except DATABASE_DOWN as exc:  # an outage: the next tick claims what fell due (the misfire policy decides)
+        logger.warning("schedules tick skipped: the database is unavailable (%s)", exc)
+        return {"skipped": "database_unavailable"}
     except Exception:
         logger.exception("schedules tick failed")
         raise
