@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
@@ -113,7 +114,7 @@ class ScheduleAdmin(admin.ModelAdmin):
             times = next_fire_times(obj.cron, obj.timezone or None, timezone.now())
         except CronError as exc:
             return exc.message
-        return format_html_join(format_html("<br>"), "{}", ((t.astimezone(tz).strftime("%a %Y-%m-%d %H:%M:%S %Z"),)
+        return format_html_join(mark_safe("<br>"), "{}", ((t.astimezone(tz).strftime("%a %Y-%m-%d %H:%M:%S %Z"),)
                                                               for t in times))
 
     @admin.display(description=f"last {HISTORY} fires")
