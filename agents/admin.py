@@ -21,6 +21,7 @@ from agents.threads.identity import thread_ref
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
+from mastra_site.admin_lists import BigTableAdmin, recent_values
 
 
 def _link(model: str, pk: str | None, text: str | None = None) -> str:
@@ -87,7 +88,7 @@ class WaitingInputInline(admin.TabularInline):
 
 
 @admin.register(Thread)
-class ThreadAdmin(admin.ModelAdmin):
+class ThreadAdmin(BigTableAdmin):
     list_display = ("thread_id", "resource_id", "title", "updated_at")
     search_fields = ("thread_id", "resource_id", "title")
     readonly_fields = ("thread_id", "resource_id", "title", "metadata", "created_at", "updated_at", "lease_status",
@@ -137,10 +138,12 @@ class ThreadAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(ReadOnlyAdmin):
+class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
     list_display = ("id", "agent_id", "resource_id", "thread_link", "status", "finish_reason", "steps", "tokens",
                     "error_code", "error_line", "started_at", "finished_at")
-    list_filter = ("status", "finish_reason", "error_code", "agent_id", "started_at")
+    list_filter = ("status", recent_values("finish_reason", date_field="started_at"),
+                   recent_values("error_code", date_field="started_at"),
+                   recent_values("agent_id", date_field="started_at"), "started_at")
     search_fields = ("id", "resource_id", "thread__thread_id", "error")
     readonly_fields = ("thread_link", "scores", "trace")
 
@@ -192,9 +195,9 @@ def spans_table(spans: list) -> str:
 
 
 @admin.register(Score)
-class ScoreAdmin(ReadOnlyAdmin):
+class ScoreAdmin(ReadOnlyAdmin, BigTableAdmin):
     list_display = ("scorer_id", "run_link", "agent_id", "score", "created_at")
-    list_filter = ("scorer_id", "agent_id")
+    list_filter = (recent_values("scorer_id", date_field="created_at"), recent_values("agent_id", date_field="created_at"))
     search_fields = ("run_id", "scorer_id", "thread_id", "resource_id")
     readonly_fields = ("run_link",)
 
@@ -204,9 +207,10 @@ class ScoreAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TraceSpan)
-class TraceSpanAdmin(ReadOnlyAdmin):
-    list_display = ("name", "type", "trace_id", "span_id", "parent_span_id", "run_id", "duration_ms")
-    list_filter = ("type",)
+class TraceSpanAdmin(ReadOnlyAdmin, BigTableAdmin):
+    list_display = ("name", "type", "trace_id", "span_id", "parent_span_id", "run_id", "duration_ms", "started_at")
+    list_filter = (recent_values("type", date_field="started_at"),)
+    ordering = ("-started_at",)
     search_fields = ("trace_id", "span_id", "run_id", "name")
 
 
@@ -274,7 +278,7 @@ class ThreadLeaseAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ThreadInput)
-class ThreadInputAdmin(ReadOnlyAdmin):
+class ThreadInputAdmin(ReadOnlyAdmin, BigTableAdmin):
     list_display = ("input_id", "thread_link", "agent_id", "kind", "status", "attempts", "run_id", "consumed_by",
                     "created_at")
     list_filter = ("status", "kind", "agent_id")
@@ -293,7 +297,7 @@ class ThreadInputAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ThreadEvent)
-class ThreadEventAdmin(ReadOnlyAdmin):
+class ThreadEventAdmin(ReadOnlyAdmin, BigTableAdmin):
     list_display = ("thread_link", "seq", "run_id", "created_at")
     search_fields = ("thread__thread_id", "run_id")
     readonly_fields = ("thread_link",)

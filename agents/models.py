@@ -40,7 +40,8 @@ class Thread(models.Model):
 
     class Meta:
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["resource_id", "-updated_at"])]
+        indexes = [models.Index(fields=["resource_id", "-updated_at"]),
+                   models.Index(fields=["-updated_at"], name="thread_updated")]  # the admin's list
         constraints = [models.UniqueConstraint(fields=["resource_id", "thread_id"], name="thread_unique_in_resource")]
 
     def __str__(self) -> str:
@@ -162,6 +163,9 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
+        # the admin's list and its date filter, the dashboard's recent failures and usage, per status
+        indexes = [models.Index(fields=["-started_at"], name="run_started"),
+                   models.Index(fields=["status", "-started_at"], name="run_status_started")]
         # staff holding it may pick any model id for a run over HTTP or the websocket (agents.model_choice)
         permissions = [("choose_any_model", "Can choose any model for a run")]
 

@@ -32,6 +32,7 @@ class Score(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["-created_at"], name="score_created")]  # the admin's list
 
     def __str__(self) -> str:
         return f"{self.scorer_id} on {self.run_id}: {self.score}"
@@ -58,6 +59,7 @@ class TraceSpan(models.Model):
 
     class Meta:
         ordering = ["started_at", "id"]
+        indexes = [models.Index(fields=["started_at"], name="trace_span_started")]  # the admin's list, newest first
         constraints = [models.UniqueConstraint(fields=["trace_id", "span_id"], name="trace_span_unique")]
 
     def __str__(self) -> str:

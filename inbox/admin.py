@@ -1,4 +1,5 @@
-"""Admin for notification records: filters by status, priority, source and thread; thin actions that
+"""Admin for notification records: filters by status, priority, the last week's sources and the
+creation date, search by thread (a table that grows: ``mastra_site.admin_lists``); thin actions that
 call one service each (dismiss, archive, deliver now). Webhook endpoints: a secret is write-only
 (no page renders it; the change form sets a new one)."""
 
@@ -7,20 +8,22 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
+from mastra_site.admin_lists import BigTableAdmin, recent_values
+
 from .models import NotificationRecord, WebhookDelivery, WebhookEndpoint
 from .services import notification_archive, notification_dismiss, notifications_deliver_now
 from .tasks import request_dispatch
 
 
 @admin.register(NotificationRecord)
-class NotificationRecordAdmin(admin.ModelAdmin):
+class NotificationRecordAdmin(BigTableAdmin):
     list_display = ("id", "source", "kind", "priority", "status", "short_summary", "resource_id", "thread", "coalesced_count",
                     "delivery_attempts", "next_due_at", "created_at")
-    list_filter = ("status", "priority", "source", "thread")
+    # no filter listing every thread (search by thread id instead), sources of the last week only
+    list_filter = ("status", "priority", recent_values("source", date_field="created_at"), "created_at")
     list_select_related = ("thread",)
     search_fields = ("id", "summary", "source", "kind", "thread__thread_id", "resource_id", "dedupe_key", "coalesce_key")
     ordering = ("-created_at",)
-    date_hierarchy = "created_at"
     readonly_fields = [f.name for f in NotificationRecord._meta.fields]
     actions = ("dismiss", "archive", "deliver_now")
     list_per_page = 50

@@ -95,6 +95,8 @@ class NotificationRecord(models.Model):
                          name="notif_pending_thread"),
             # a thread's inbox by status (the inbox tool, the admin)
             models.Index(fields=["resource_id", "thread", "status", "-created_at"], name="notif_thread_status"),
+            # the admin's list, newest first
+            models.Index(fields=["-created_at"], name="notif_created"),
         ]
 
     def __str__(self) -> str:
