@@ -64,9 +64,19 @@ def memory_messages_page(*, thread: Thread, page: int, per_page: int | bool, inc
         rows = rows.exclude(role="signal", content__metadata__signal__type__in=REMINDER_TYPES)
     total = rows.count()
     start, end, has_more = newest_page(total, page, per_page)
-    window = list(rows[start:end]) if end > start else []
+    window = page_window(rows, start, end, total)
     return {"messages": [m.to_dict() for m in window], "total": total, "page": page, "perPage": per_page,
             "hasMore": has_more}
+
+
+def page_window(rows, start: int, end: int, total: int) -> list[Message]:
+    """``rows[start:end]`` (chronological), read from the nearer end of the thread: the newest pages
+    (the ones read) skip no rows however long the thread, the oldest ones few."""
+    if end <= start:
+        return []
+    if total - end < start:  # nearer the newest end: read backwards from it
+        return list(reversed(rows.reverse()[total - end:total - start]))
+    return list(rows[start:end])
 
 
 def memory_thread_save(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None) -> dict:
