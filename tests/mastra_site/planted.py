@@ -15,7 +15,7 @@ from agent_channels.models import (ChannelApproval, ChannelDecision, ChannelEven
                                    OutboxMessage)
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
-from inbox.models import NotificationRecord
+from inbox.models import NotificationRecord, WebhookRefusal
 from mastra_site.models import ErasureRecord
 from schedules.models import Schedule, ScheduleTrigger
 from tests.mastra_site import rows
@@ -26,7 +26,7 @@ from tests.mastra_site.rows import NOW
 RESOURCE_TABLES = {
     "admin.LogEntry", "agents.Message", "agents.Run", "agents.Score", "agents.Thread", "agents.ThreadEvent",
     "agents.ThreadInput", "agents.ThreadLease", "agents.ToolApproval", "agents.TraceSpan",
-    "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint",
+    "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint", "inbox.WebhookRefusal",
     "schedules.Schedule", "schedules.ScheduleTrigger",
     "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
     "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
@@ -71,6 +71,8 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     rows.notification(t2, status=NotificationRecord.Status.PENDING, at=NOW)
     endpoint = rows.endpoint(f"gh-{tag}", resource_id=resource_id)
     rows.delivery(endpoint, f"d-{tag}1", at=NOW)
+    WebhookRefusal.objects.create(source="github", name=endpoint.name, endpoint=endpoint, code="invalid_signature",
+                                  status=401, reason="bad", minute=NOW, first_at=NOW, last_at=NOW)
     # a schedule into the resource's thread, and one of its fires
     schedule = Schedule.objects.create(id=f"agent_digest-{tag}", agent_id=f"agent-{tag}", prompt="the digest",
                                        thread_id="t1", resource_id=resource_id, cron="0 9 * * *", next_fire_at=NOW,

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from agents.models import Run, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.observability import Score, TraceSpan
 from agents.threads.events import events_read
-from inbox.models import NotificationRecord, WebhookDelivery
+from inbox.models import NotificationRecord, WebhookDelivery, WebhookRefusal
 from mastra_site import sweeper
 from mastra_site.sweeper import POLICIES, sweep_lock, sweep_run
 from mastra_site.tasks import sweep_retention_task
@@ -43,7 +43,7 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert {p.setting for p in POLICIES} == set(django_settings.MASTRA_RETENTION_DAYS)
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
-                                           "inbox.WebhookDelivery"]
+                                           "inbox.WebhookDelivery", "inbox.WebhookRefusal"]
 
 
 # -- thread events --------------------------------------------------------------------------------
@@ -161,6 +161,15 @@ def test_webhook_deliveries_go_but_those_being_handled():
     assert list(WebhookDelivery.objects.order_by("delivery_id").values_list("delivery_id", flat=True)) == ["d2", "d4"]
 
 
+def test_refused_webhook_requests_go_by_their_last_request():
+    e = rows.endpoint("gh", resource_id="alice")
+    for name, last in (("old", ago(40)), ("recent", ago(2))):
+        WebhookRefusal.objects.create(source="github", name=name, endpoint=e, code="invalid_signature", status=401,
+                                      minute=ago(41), first_at=ago(41), last_at=last)
+    assert sweep() == {"inbox.WebhookRefusal": 1}
+    assert list(WebhookRefusal.objects.values_list("name", flat=True)) == ["recent"]
+
+
 # -- settings, dry run, the command ---------------------------------------------------------------
 def test_zero_days_keeps_a_table_forever(settings):
     settings.MASTRA_RETENTION_DAYS = {**settings.MASTRA_RETENTION_DAYS, "thread_events": 0}
@@ -182,7 +191,7 @@ def test_a_dry_run_counts_and_deletes_nothing():
     report = sweep_run(now=NOW, dry_run=True)
     assert {o.table: o.rows for o in report.outcomes} == {
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
-        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0}
+        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "inbox.WebhookRefusal": 0}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -200,6 +209,7 @@ def test_the_sweep_command_prints_each_table(settings):
         "agents.Score: would delete 0 (runs, older than 90 days)",
         "inbox.NotificationRecord: would delete 0 (notifications, older than 90 days)",
         "inbox.WebhookDelivery: would delete 0 (webhook_deliveries, kept forever)",
+        "inbox.WebhookRefusal: would delete 0 (webhook_deliveries, kept forever)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3

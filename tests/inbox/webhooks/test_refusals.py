@@ -1,0 +1,129 @@
+"""Refused and failed webhook requests are counted with their reason (per sender, endpoint, code and
+minute), listed in the admin, and bounded whatever a sender posts."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from inbox.models import WebhookDelivery, WebhookEndpoint, WebhookRefusal
+from inbox.webhooks.refusals import webhook_refusal_record
+from tests.inbox.webhooks.conftest import SECRET, github_signature
+
+pytestmark = pytest.mark.django_db
+
+BODY = b'{"zen": "Design for failure."}'
+
+
+@pytest.fixture
+def endpoint():
+    return WebhookEndpoint.objects.create(name="ops", source="github", secret=SECRET, agent_id="echo",
+                                          resource_id="alice", thread_template="github:{repository}")
+
+
+def post(client, name: str, body: bytes = BODY, *, event: str = "ping", delivery: str = "d-1",
+         signature: str | None = None):
+    return client.post(f"/api/webhooks/github/{name}", body, content_type="application/json",
+                       headers={"X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
+                                "X-Hub-Signature-256": github_signature(body) if signature is None else signature})
+
+
+def rows() -> list[tuple]:
+    return list(WebhookRefusal.objects.order_by("id").values_list(
+        "source", "name", "endpoint_id", "code", "status", "count", "reason", "delivery_id"))
+
+
+def test_a_bad_signature_is_refused_and_counted_with_its_reason(client, endpoint):
+    for n in range(3):
+        response = post(client, "ops", delivery=f"d-{n}", signature="sha256=" + "0" * 64)
+        assert response.status_code == 401
+    assert response.json()["code"] == "invalid_signature"
+    assert rows() == [("github", "ops", endpoint.pk, "invalid_signature", 401, 3,
+                       "the X-Hub-Signature-256 signature does not match", "d-2")]
+    assert WebhookDelivery.objects.count() == 0
+
+
+def test_requests_to_unknown_endpoints_share_one_row_whatever_their_names(client, endpoint):
+    for n in range(5):
+        assert post(client, f"guess-{n}").status_code == 404
+    assert rows() == [("github", "", None, "endpoint_not_found", 404, 5, "no github webhook endpoint 'guess-4'",
+                       "d-1")]
+
+
+def test_a_disabled_endpoint_is_refused_as_unknown(client, endpoint):
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(enabled=False)
+    assert post(client, "ops").status_code == 404
+    assert rows() == [("github", "", None, "endpoint_not_found", 404, 1, "no github webhook endpoint 'ops'", "d-1")]
+
+
+def test_a_bad_payload_and_a_missing_header_are_counted_apart(client, endpoint):
+    body = b'{"repository": "not an object", "issue": {}, "comment": {"id": 1, "body": "hi"}, "action": "created"}'
+    assert post(client, "ops", body, event="issue_comment").status_code == 400
+    assert post(client, "ops", delivery="").status_code == 400
+    assert rows() == [
+        ("github", "ops", endpoint.pk, "invalid_payload", 400, 1, "repository must be an object", "d-1"),
+        ("github", "ops", endpoint.pk, "missing_delivery_id", 400, 1, "X-GitHub-Delivery is missing", ""),
+    ]
+
+
+def test_a_notification_that_fails_is_counted_and_its_delivery_can_come_again(client, endpoint):
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(agent_id="gone")
+    body = (b'{"action": "created", "repository": {"full_name": "acme/app"}, "issue": {"number": 7},'
+            b' "comment": {"id": 99, "body": "looks good", "user": {"login": "bob"}}}')
+    response = post(client, "ops", body, event="issue_comment", delivery="d-fail")
+    assert (response.status_code, response.json()["code"]) == (404, "agent_not_found")
+    assert rows() == [("github", "ops", endpoint.pk, "agent_not_found", 404, 1,
+                       "issue_comment: the notification failed: no agent with id 'gone'", "d-fail")]
+    assert WebhookDelivery.objects.count() == 0  # released: GitHub's redelivery is tried again
+
+
+def test_an_ignored_delivery_keeps_its_reason(client, endpoint):
+    response = post(client, "ops", b'{"ref": "refs/heads/main"}', event="push", delivery="d-push")
+    assert response.status_code == 202
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.outcome, delivery.reason) == ("ignored", "event 'push' is not handled")
+    assert WebhookRefusal.objects.count() == 0
+
+
+def test_each_minute_has_its_row_and_the_oldest_beyond_the_cap_are_deleted(endpoint, settings):
+    settings.MASTRA_WEBHOOK_REFUSALS_MAX = 10
+    start = datetime(2026, 12, 1, 9, 0, 30, tzinfo=timezone.utc)
+    for minute in range(15):
+        for _ in range(2):
+            webhook_refusal_record(source="github", name="ops", endpoint=endpoint, code="invalid_signature",
+                                   status=401, reason="bad", now=start + timedelta(minutes=minute))
+    kept = list(WebhookRefusal.objects.order_by("minute").values_list("minute", "count", "first_at"))
+    assert len(kept) == 10
+    assert [(m.minute, c) for m, c, _ in kept] == [(m, 2) for m in range(5, 15)]
+    assert kept[0][2] == start + timedelta(minutes=5)
+
+
+def test_a_long_reason_and_a_control_character_are_clipped(endpoint):
+    row = webhook_refusal_record(source="github", name="ops", endpoint=endpoint, code="invalid_payload", status=400,
+                                 reason="x\x00" + "y" * 600, delivery_id="d\n" + "z" * 300)
+    assert (len(row.reason), row.reason[:3], row.reason[-1]) == (500, "xyy", "…")
+    assert (len(row.delivery_id), row.delivery_id[:2]) == (255, "dz")
+
+
+@pytest.fixture
+def admin_client(client):
+    get_user_model().objects.create_superuser("root", password="pw")
+    client.login(username="root", password="pw")
+    return client
+
+
+def test_the_admin_lists_refusals_on_the_endpoint_and_in_their_own_list(admin_client, client, endpoint):
+    post(client, "ops", delivery="d-bad", signature="sha256=" + "1" * 64)
+    post(client, "ops", delivery="d-bad2", signature="sha256=" + "1" * 64)
+    post(client, "nope")
+    page = admin_client.get(f"/admin/inbox/webhookendpoint/{endpoint.pk}/change/").content.decode()
+    assert ('<tr class="refusal"><td>' in page and "<td>401</td><td>invalid_signature</td><td>2</td>"
+            "<td>the X-Hub-Signature-256 signature does not match</td><td>d-bad2</td></tr>" in page)
+    assert page.count('<tr class="refusal">') == 1  # the unknown endpoint's row is not this endpoint's
+    listing = admin_client.get("/admin/inbox/webhookrefusal/").content.decode()
+    assert listing.count('<td class="field-code">') == 2
+    assert '<td class="field-endpoint_name">(unknown endpoint)</td>' in listing
+    assert "no github webhook endpoint &#x27;nope&#x27;" in listing
+    deliveries = admin_client.get("/admin/inbox/webhookdelivery/").content.decode()
+    assert "(3 requests in 2 rows)" in deliveries
+    assert admin_client.get("/admin/inbox/webhookrefusal/add/").status_code == 403
