@@ -2,7 +2,7 @@
 
 The page shows the code's fields read-only, the fields the agent's ``editor`` locks and the user's
 permissions leave editable, the tools registered on the site (description and input schema), the
-versions (publish, roll back, compare) and a "try it" panel that streams a draft's answer. Every
+versions (publish, roll back, compare) and a "try it" panel that streams a draft's answer (markdown, tool calls, usage). Every
 write is one service call (``agents.editor.services``); a POST carrying a field the page did not
 offer (a forged edit of a locked field) is refused with 403 and stores nothing.
 """
@@ -26,6 +26,7 @@ from agents.editor.models import AgentDefinition, AgentVersion
 from agents.editor.selectors import (overrides_diff, overrides_effective, version_diffs, version_latest,
                                      version_published)
 from agents.editor.services import version_publish, version_rollback, version_save
+from agents.editor.trying import try_frames
 from agents.registry import get_mastra
 
 FIELD_LABELS = {"instructions": "Instructions", "tools": "Tool membership", "tool_descriptions": "Tool descriptions"}
@@ -87,6 +88,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         latest = version_latest(definition)
         kept, ignored = locks.strip(latest.overrides if latest else {})
         effective = overrides_effective(definition, kept)
+        published = version_published(definition)
         site_tools = get_mastra().get_tools()
         form_kwargs = {"editable": editable, "site_tools": site_tools, "effective": effective}
         if request.method == "POST":
@@ -121,7 +123,9 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             "rows": self.field_rows(definition, locks, editable, permitted, effective, form),
             "tool_rows": self.tool_rows(site_tools, effective, form, editable),
             "versions": self.version_rows(definition), "latest": latest,
-            "published": version_published(definition),
+            "published": published,
+            # rolling back to the code's definition is offered only when something else runs
+            "can_roll_back_to_code": published is not None and bool(locks.strip(published.overrides or {})[0]),
             "can_publish": request.user.has_perm(PUBLISH_PERMISSION) and definition.present,
             "can_try": bool(editable) or request.user.has_perm(PUBLISH_PERMISSION),
             "original": definition, "has_view_permission": True,
@@ -204,8 +208,9 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/agents/agentdefinition/compare.html", context)
 
     def try_view(self, request, object_id):
-        """POST ``prompt`` and ``version`` (a version id; none: the published version) → the
-        answer, streamed as plain text. Nothing is published and no memory thread is written."""
+        """POST ``prompt`` and ``version`` (a version id; none: the published version) → the run,
+        streamed as JSON lines (``agents.editor.trying``: text, tool calls and results, usage).
+        Nothing is published and no memory thread is written."""
         if request.method != "POST":
             raise PermissionDenied
         definition = self.definition_or_404(request, object_id)
@@ -215,19 +220,8 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         version = request.POST.get("version", "")
         agent = get_mastra().get_agent(definition.agent_id)
         versions = ({"agents": {agent.id: {"version_id": version}}} if version.isdigit() else None)
-
-        async def chunks():
-            try:
-                output = await agent.stream(prompt, max_steps=3, versions=versions)
-                async for text in output.text_stream:
-                    yield text
-                result = await output.get_full_output()
-                if result.error is not None:
-                    yield f"\n[error] {result.error}"
-            except Exception as exc:  # shown to the operator, who is trying a draft
-                yield f"\n[error] {exc}"
-
-        response = StreamingHttpResponse(chunks(), content_type="text/plain; charset=utf-8")
+        response = StreamingHttpResponse(try_frames(agent, prompt, versions=versions),
+                                         content_type="application/x-ndjson; charset=utf-8")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
