@@ -146,7 +146,8 @@ ops_agent = Agent(
     voice=demo_voice(),
     tools={"calculate": calculator_tool, "current-time": clock_tool},
     memory=Memory(last_messages=20, generate_title=True),
-    editor={"instructions": True, "tools": {"description": True}},
+    # its instructions, tool descriptions and model chain are editable in the admin (docs/editor.md)
+    editor={"instructions": True, "tools": {"description": True}, "model": True},
     # Slack threads and GitHub issues, when their credentials are in the environment
     channels=demo_channels(),
 )

@@ -22,6 +22,7 @@ from agents.editor.exceptions import EditorError, InvalidOverride, StaleVersion
 from agents.editor.forms import (PUBLISH_PERMISSION, AgentEditForm, fields_permitted, posted_fields,
                                  schema_text)
 from agents.editor.locks import IGNORED_LABEL, EditorLocks
+from agents.editor.model_chain import chain_lines
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.editor.selectors import (overrides_diff, overrides_effective, version_diffs, version_latest,
                                      version_published)
@@ -29,7 +30,8 @@ from agents.editor.services import version_publish, version_rollback, version_sa
 from agents.editor.trying import try_frames
 from agents.registry import get_mastra
 
-FIELD_LABELS = {"instructions": "Instructions", "tools": "Tool membership", "tool_descriptions": "Tool descriptions"}
+FIELD_LABELS = {"instructions": "Instructions", "tools": "Tool membership", "tool_descriptions": "Tool descriptions",
+                "model": "Model"}
 TRY_MAX_PROMPT = 4000
 
 
@@ -122,6 +124,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             "ignored": [(FIELD_LABELS[f], IGNORED_LABEL) for f in ignored], "effective": effective,
             "rows": self.field_rows(definition, locks, editable, permitted, effective, form),
             "tool_rows": self.tool_rows(site_tools, effective, form, editable),
+            "model_section": self.model_section(definition, locks, editable, permitted, effective, form),
             "versions": self.version_rows(definition), "latest": latest,
             "published": published,
             # rolling back to the code's definition is offered only when something else runs
@@ -140,6 +143,17 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             rows.append({"name": field, "label": FIELD_LABELS[field], "field": form[field] if field in form.fields else None,
                          "value": effective[field], "reason": reason})
         return rows
+
+    def model_section(self, definition, locks, editable, permitted, effective, form) -> dict:
+        """The model's fallback chain: editable rows (model id, retries, enabled, order) where the
+        locks and the user's permissions allow it, else the chain read-only with the reason."""
+        reason = ("" if "model" in editable else "locked by code" if not locks.editable("model")
+                  else "agent gone from code" if not definition.present else "no permission")
+        rows = [{part: form[name] for part, name in names.items()} for names in form.model_rows]
+        return {"editable": "model" in editable, "rows": rows, "reason": reason,
+                "lines": chain_lines(effective.get("model")), "code_label": definition.model,
+                "errors": [form[name].errors for names in form.model_rows for name in names.values()
+                           if form[name].errors]}
 
     def tool_rows(self, site_tools, effective, form, editable) -> list[dict]:
         members = set(effective["tools"] or [])
