@@ -81,6 +81,15 @@ def webhook_refusal_note(**fields) -> None:
         logger.exception("could not record a refused %s webhook request", fields.get("source"))
 
 
-awebhook_refusal_note = async_twin(webhook_refusal_note)
+def webhook_refusal_note_by_name(*, source: str, name: str, **fields) -> None:
+    """:func:`webhook_refusal_note` for a request refused before its endpoint was looked up (a body
+    too large): the enabled endpoint ``name`` of ``source``, if there is one."""
+    endpoint = WebhookEndpoint.objects.filter(source=source, name=name, enabled=True).first()
+    webhook_refusal_note(source=source, name=name, endpoint=endpoint, **fields)
 
-__all__ = ["awebhook_refusal_note", "webhook_refusal_note", "webhook_refusal_record", "webhook_refusals_trim"]
+
+awebhook_refusal_note = async_twin(webhook_refusal_note)
+awebhook_refusal_note_by_name = async_twin(webhook_refusal_note_by_name)
+
+__all__ = ["awebhook_refusal_note", "awebhook_refusal_note_by_name", "webhook_refusal_note",
+           "webhook_refusal_note_by_name", "webhook_refusal_record", "webhook_refusals_trim"]

@@ -77,6 +77,14 @@ def test_a_notification_that_fails_is_counted_and_its_delivery_can_come_again(cl
     assert WebhookDelivery.objects.count() == 0  # released: GitHub's redelivery is tried again
 
 
+def test_a_body_too_large_is_counted_too(client, endpoint, settings):
+    settings.MASTRA_API_MAX_BODY = 100
+    response = post(client, "ops", b'{"zen": "' + b"z" * 200 + b'"}', delivery="d-big")
+    assert (response.status_code, response.json()["code"]) == (413, "body_too_large")
+    assert rows() == [("github", "ops", endpoint.pk, "body_too_large", 413, 1, "the body is larger than 100 bytes",
+                       "d-big")]
+
+
 def test_an_ignored_delivery_keeps_its_reason(client, endpoint):
     response = post(client, "ops", b'{"ref": "refs/heads/main"}', event="push", delivery="d-push")
     assert response.status_code == 202
