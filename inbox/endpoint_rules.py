@@ -13,8 +13,8 @@ from agents.runtime.notifications import PRIORITY_RANK
 #: the placeholders a thread template may use (an event without the field gives "")
 TEMPLATE_FIELDS = ("source", "repository", "branch", "number", "channel", "user")
 #: the notification kinds each sender makes, with the priority each gets when the endpoint's
-#: ``priority_rules`` do not name it (``github.py`` and ``slack.py`` set these); the rules may name
-#: these kinds only
+#: ``priority_rules`` do not name it (``inbox.webhooks.github`` and ``slack`` read them here); the
+#: rules may name these kinds only
 DEFAULT_PRIORITIES: dict[str, dict[str, str]] = {
     "github": {"ci-status": "high", "review-comment": "medium", "mention": "medium"},
     "slack": {"mention": "high", "direct-message": "medium"},
