@@ -293,6 +293,8 @@ MASTRA_BREAKER_COOLDOWN_MS = env_int("MASTRA_BREAKER_COOLDOWN_MS", 30000, minimu
 # refused webhook requests kept (counted per minute; the oldest rows beyond this are deleted: a flood
 # of bad requests cannot grow the table, inbox.webhooks.refusals)
 MASTRA_WEBHOOK_REFUSALS_MAX = env_int("MASTRA_WEBHOOK_REFUSALS_MAX", 1000, minimum=10, maximum=1_000_000)
+# a process writes a refusal row at most once per this many ms (the requests in between are added then)
+MASTRA_WEBHOOK_REFUSAL_WRITE_MS = env_int("MASTRA_WEBHOOK_REFUSAL_WRITE_MS", 1000, minimum=0, maximum=60_000)
 # admin editor: how often (ms) a process checks whether a publish changed the agents' overrides
 MASTRA_EDITOR_REFRESH_MS = env_int("MASTRA_EDITOR_REFRESH_MS", 1000, minimum=0, maximum=3_600_000)
 # debugging only: keep provider request bodies and response headers in step-finish events

@@ -7,12 +7,22 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from inbox.models import WebhookDelivery, WebhookEndpoint, WebhookRefusal
-from inbox.webhooks.refusals import webhook_refusal_record
+from inbox.webhooks.refusals import RefusalBatcher, refusal_batcher, webhook_refusal_record
 from tests.inbox.webhooks.conftest import SECRET, github_signature
 
 pytestmark = pytest.mark.django_db
 
 BODY = b'{"zen": "Design for failure."}'
+
+
+NOW = datetime(2026, 12, 1, 9, 30, 12, tzinfo=timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def every_refusal_written(settings, monkeypatch):
+    """Each refusal written at once (the pacing has tests of its own below), all in one minute."""
+    settings.MASTRA_WEBHOOK_REFUSAL_WRITE_MS = 0
+    monkeypatch.setattr(refusal_batcher, "now", lambda: NOW)
 
 
 @pytest.fixture
@@ -104,6 +114,41 @@ def test_each_minute_has_its_row_and_the_oldest_beyond_the_cap_are_deleted(endpo
     assert len(kept) == 10
     assert [(m.minute, c) for m, c, _ in kept] == [(m, 2) for m in range(5, 15)]
     assert kept[0][2] == start + timedelta(minutes=5)
+
+
+def test_a_process_writes_a_row_at_most_once_per_interval_and_adds_the_held_requests_then():
+    clock = [0.0]
+    batcher = RefusalBatcher(interval_ms=1000, clock=lambda: clock[0])
+    start = datetime(2026, 12, 1, 9, 0, 0, tzinfo=timezone.utc)
+
+    def refusal(second: float, code: str = "invalid_signature", delivery: str = "") -> list:
+        clock[0] = second
+        fields = dict(source="github", name="ops", endpoint=None, code=code, status=401, reason="bad",
+                      delivery_id=delivery, now=start + timedelta(seconds=second))
+        return [(last["code"], last["delivery_id"], count) for last, count in batcher.take(fields)]
+
+    assert refusal(0.0, delivery="d1") == [("invalid_signature", "d1", 1)]  # the first of a row: at once
+    assert refusal(0.2, delivery="d2") == []
+    assert refusal(0.5, delivery="d3") == []
+    assert refusal(0.6, "invalid_payload", "p1") == [("invalid_payload", "p1", 1)]  # another row
+    assert refusal(1.1, delivery="d4") == [("invalid_signature", "d4", 3)]  # d2, d3 and d4 in one write
+    assert refusal(1.7, delivery="d5") == []
+    # a refusal of the other row, due again, also carries the first row's held request when it is due
+    assert refusal(2.2, "invalid_payload", "p2") == [("invalid_signature", "d5", 1), ("invalid_payload", "p2", 1)]
+    assert batcher.held == {}
+
+
+def test_a_flood_costs_one_write_per_second_and_loses_no_count(client, endpoint, settings, monkeypatch):
+    settings.MASTRA_WEBHOOK_REFUSAL_WRITE_MS = 1000
+    clock = [100.0]
+    monkeypatch.setattr(refusal_batcher, "clock", lambda: clock[0])
+    for n in range(5):
+        assert post(client, "ops", delivery=f"d-{n}", signature="sha256=" + "2" * 64).status_code == 401
+    assert WebhookRefusal.objects.get().count == 1  # the first at once, four held
+    clock[0] = 101.5
+    assert post(client, "ops", delivery="d-5", signature="sha256=" + "2" * 64).status_code == 401
+    row = WebhookRefusal.objects.get()
+    assert (row.count, row.delivery_id) == (6, "d-5")
 
 
 def test_a_long_reason_and_a_control_character_are_clipped(endpoint):
