@@ -184,8 +184,9 @@ class WebhookDelivery(models.Model):
     event_key = models.CharField(max_length=255)
     event = models.CharField(max_length=100)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RECEIVED)
-    #: why an ignored delivery was ignored (``"push is not handled"``)
-    reason = models.CharField(max_length=500, blank=True, default="")
+    #: why an ignored delivery was ignored (``"push is not handled"``); a database default too, so
+    #: that processes of the previous release can insert deliveries while the migration runs
+    reason = models.CharField(max_length=500, blank=True, default="", db_default="")
     record_ids = models.JSONField(default=list, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
 
