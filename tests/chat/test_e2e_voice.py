@@ -87,6 +87,14 @@ def record(page, *, keyboard: bool = False, shot: str | None = None) -> None:
         mic.click()
 
 
+def played(events: list[dict]) -> bool:
+    """Played once to its end: ``play`` first, ``ended`` last, no error (``playing`` again after a wait
+    for data is the network's timing, not the page's)."""
+    types = [e["type"] for e in events]
+    return (types[0] == "play" and types[-1] == "ended" and types.count("play") == types.count("ended") == 1
+            and "playing" in types and "error" not in types)
+
+
 def wait_audio(page, event: str) -> list[dict]:
     page.wait_for_function("t => window.audioEvents.some(e => e.type === t)", arg=event, timeout=20_000)
     return page.evaluate("window.audioEvents")
@@ -100,7 +108,8 @@ def test_a_recording_is_transcribed_into_the_composer_sent_and_its_answer_stream
         openai.reply(json_reply(200, {"text": " Turn on the lights. "}),
                      Reply(headers={"content-type": "audio/mpeg"}, events=[mp3[:4170], mp3[4170:]]))
         with daphne_server(db_url_for_subprocess, tmp_path, MASTRA_TEST_VOICE="openai",
-                           OPENAI_BASE_URL=openai.url + "/v1", OPENAI_API_KEY="sk-test-voice") as base, \
+                           OPENAI_BASE_URL=openai.url + "/v1", OPENAI_API_KEY="sk-test-voice",
+                           NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost") as base, \
                 chromium(tmp_path, FAKE_MICROPHONE + microphone_wav(tmp_path)) as browser:
             page = browser.new_page()
             page.add_init_script(WATCH_AUDIO)
@@ -141,7 +150,7 @@ def test_a_recording_is_transcribed_into_the_composer_sent_and_its_answer_stream
             screenshot(page, "chat-voice-playing-1280")
 
             events = wait_audio(page, "ended")
-            assert [e["type"] for e in events] == ["play", "playing", "ended"]
+            assert played(events)
             assert events[-1]["time"] == pytest.approx(len(mp3) / 417 * 1152 / 44100, abs=0.1)
             # streamed: the MP3 went through a MediaSource, appended as it came
             [made] = page.evaluate("window.objectUrls")
@@ -190,10 +199,15 @@ def test_only_agents_with_a_voice_have_the_buttons_and_the_offline_voice_needs_n
             page.click(".speak-btn")
         assert json.loads(speak.value.post_data) == {"text": "echo: " + heard}
         events = wait_audio(page, "ended")
-        assert [e["type"] for e in events] == ["play", "playing", "ended"]
+        assert played(events)
         # a WAV is no type for a MediaSource: the page plays it once it has all of it
         assert page.evaluate("window.objectUrls.map(u => [u.kind, u.type])") == [["Blob", "audio/wav"]]
         assert events[-1]["time"] == pytest.approx(0.08 * len(("echo: " + heard).split()), abs=0.05)
+
+        page.emulate_media(color_scheme="dark")
+        page.set_viewport_size({"width": 360, "height": 740})
+        page.wait_for_function("document.getAnimations().length === 0")  # the thread drawer slid away
+        screenshot(page, "chat-voice-dark-360")
 
         # back to the agent without a voice: the microphone goes
         pick(page, "helper")

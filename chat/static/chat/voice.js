@@ -137,15 +137,22 @@ export function createVoice(page) {
     setPhase("starting");
     say("Asking for the microphone…");
     navigator.mediaDevices.getUserMedia({ audio: true }).then(function (stream) {
+      if (!listening()) { // the page moved to an agent that does not listen meanwhile
+        stream.getTracks().forEach(function (track) { track.stop(); });
+        setPhase("idle");
+        say("");
+        return;
+      }
       const type = recordingType(function (t) { return MediaRecorder.isTypeSupported(t); });
       const recorder = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
       const chunks = [];
       let size = 0;
-      let full = false;
+      let full = false; // stopped at a limit
+      let over = false; // a chunk past the size limit was left out: so is everything after it
       let timer = null;
       recorder.addEventListener("dataavailable", function (e) {
-        if (!e.data || !e.data.size) return;
-        if (size + e.data.size > limits.maxAudioBytes) { full = true; finish(); return; }
+        if (!e.data || !e.data.size || over) return;
+        if (size + e.data.size > limits.maxAudioBytes) { full = over = true; finish(); return; }
         chunks.push(e.data);
         size += e.data.size;
       });
