@@ -126,10 +126,11 @@ def demo_model() -> str | list:
     return [{"model": primary, "max_retries": 2}, {"model": "local/echo"}]
 
 
-def demo_voice() -> CompositeVoice | None:
+def demo_voice(env=os.environ) -> CompositeVoice | None:
     """OpenAI's speech and transcription as the ops assistant's voice, when a key (or an
-    OpenAI-compatible server) is configured (docs/voice.md)."""
-    if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+    OpenAI-compatible server) is configured (docs/voice.md); None otherwise (the chat page then
+    shows no microphone and no Play buttons for it)."""
+    if not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
         return None
     return CompositeVoice(input=OpenAIVoice(), output=OpenAIVoice())
 
