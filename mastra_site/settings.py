@@ -167,6 +167,7 @@ INSTALLED_APPS = [
     "inbox",
     "schedules",  # mastra.schedules: agents on a cron (docs/schedules.md)
     "agent_channels",
+    "ledger",  # the cost ledger: model prices, one row per model step (docs/operations.md)
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
