@@ -43,9 +43,9 @@ def test_runs_of_one_resource_racing_in_two_processes_overshoot_at_most_one_step
     counter = BudgetCounter.objects.get(budget_id="alice-daily")
     calls = sum(r["calls"] for r in reports)
     assert counter.spent == Decimal(calls * STEP_TOKENS)  # no add lost
-    overshoot = counter.spent - LIMIT
+    overshoot = int(counter.spent) - LIMIT
     print(f"\nbudget race: limit {LIMIT} tokens, {2 * RUNS_PER_PROCESS} concurrent runs in 2 processes, "
-          f"{calls} calls, spent {counter.spent}, overshoot {overshoot} tokens ({overshoot / STEP_TOKENS} steps)")
+          f"{calls} calls, spent {int(counter.spent)}, overshoot {overshoot} tokens ({overshoot // STEP_TOKENS} steps)")
     assert 0 <= overshoot <= 2 * RUNS_PER_PROCESS * STEP_TOKENS
     assert counter.reached_at is not None
 
@@ -85,3 +85,34 @@ def test_threads_on_their_own_connections_take_at_most_the_limit_of_slots(postgr
     scope = RunScope(run_id="run-late", agent_id="bot", resource_id="alice")
     slot_take(scope=scope, limits=limits_for(scope, per_resource=3, per_agent=0), now=now, ttl_s=60)
     assert ActiveRunSlot.objects.filter(resource_id="alice").count() == 3
+
+
+def test_adds_racing_across_a_soft_limit_claim_its_one_notice_once(postgres_db):
+    from agents.runtime.budgets import Budget
+    from budgets.counters import CounterAdd, counters_add
+    from zoneinfo import ZoneInfo
+
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=timezone.utc)
+    watch = Budget(id="watch", limit=Decimal(100), unit="tokens", mode="soft")
+    barrier = threading.Barrier(10)
+    reached, errors = [], []
+
+    def add(n: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                reached.extend(counters_add(scope=RunScope(run_id=f"run-{n}", agent_id="bot"),
+                                            adds=[CounterAdd(watch, Decimal(5))], at=now, tz=ZoneInfo("UTC")))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert BudgetCounter.objects.get(budget_id="watch").spent == 150
+    assert [(budget.id, spent >= 100) for budget, spent in reached] == [("watch", True)]
