@@ -106,3 +106,17 @@ async def test_a_message_into_a_thread_past_the_budget_stays_in_the_thread_with_
     roles = await sync_to_async(lambda: list(Message.objects.filter(resource_id="alice").order_by("created_at", "pk")
                                              .values_list("role", flat=True)))()
     assert roles[-2:] == ["signal", "assistant"] and len(roles) == 6
+
+
+async def test_a_channel_budget_counts_the_runs_that_came_in_by_its_channel_only(alice, settle):
+    from budgets.models import BudgetCounter
+
+    await budget(name="chat-only", scope="channel", match="chat", limit=Decimal(1))
+    await budget(name="per-channel", scope="channel", limit=Decimal(10_000))
+    for _ in range(2):  # the chat budget never applies to HTTP calls
+        assert (await alice.post("/api/agents/echo/generate", {"messages": "one two"})).status_code == 200
+    sent = await alice.post("/api/agents/echo/send-message", {"message": "into a thread", "threadId": "t9"})
+    assert body(sent)["action"] == "wake"
+    await settle()
+    counters = await sync_to_async(lambda: list(BudgetCounter.objects.values_list("budget_id", "scope_value")))()
+    assert counters == [("per-channel", "api")]  # the thread's run came in by the API as well
