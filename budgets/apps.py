@@ -9,6 +9,7 @@ class BudgetsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
+        from . import checks  # noqa: F401  (registers the system checks)
         from .models import Budget
         from .selectors import budgets_cache_clear
 

@@ -182,3 +182,4 @@ async def test_a_run_over_the_concurrency_limit_is_refused_before_its_call_and_t
     assert (await quick.generate("c", **as_alice())).text == "quick"
     # another resource was never limited by alice's runs
     assert (await quick.generate("d", request_context={RESOURCE_ID_KEY: "bob"})).text == "after"
+
