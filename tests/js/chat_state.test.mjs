@@ -424,9 +424,9 @@ test("a budget or limit refusal is a card of its own, live and after a reload; a
     noticeEntry, said("u1", "more"), refusedEntry] })]);
   assert.deepEqual(reloaded.items.map((i) => [i.kind, i.notes || null]), [
     ["signal", null],
-    ["turn", [{ text: "ⓘ Budget 'watch' is spent.", cls: "limit-notice" }]],
+    ["turn", [{ text: "Budget 'watch' is spent.", cls: "limit-notice" }]],
     ["signal", null],
-    ["turn", [{ text: "⛔ Budget reached: " + message, cls: "limit-card" }]]
+    ["turn", [{ text: "Budget reached: " + message, cls: "limit-card" }]]
   ]);
 
   const live = run(initialState(), [
@@ -437,13 +437,13 @@ test("a budget or limit refusal is a card of its own, live and after a reload; a
     chunk(4, "finish", "r2", { stepResult: { reason: "error" } })
   ]);
   const turn = live.items.find((i) => i.kind === "turn");
-  assert.deepEqual(turn.notes[0], { text: "⛔ Too many active runs: resource 'alice' already has 1 active run(s), its limit; send again when one ends",
-    cls: "limit-card", retry: "again" });
+  assert.deepEqual(turn.notes, [{ text: "Too many active runs: resource 'alice' already has 1 active run(s), its limit; send again when one ends",
+    cls: "limit-card", retry: "again" }]);
   assert.deepEqual(live.errors.map((e) => e.code), ["too_many_active_runs"]);
 
   const noticed = run(initialState(), [snapshot(0), chunk(1, "start", "r3"),
     chunk(2, "data-budget-notice", "r3", {}, { data: { code: "budget_soft_limit", budget: "watch", message: "Budget 'watch' is spent." } })]);
-  assert.deepEqual(noticed.items.find((i) => i.kind === "turn").notes, [{ text: "ⓘ Budget 'watch' is spent.", cls: "limit-notice" }]);
+  assert.deepEqual(noticed.items.find((i) => i.kind === "turn").notes, [{ text: "Budget 'watch' is spent.", cls: "limit-notice" }]);
 });
 
 test("a refused message asks the page to give its text back; other errors do not", () => {

@@ -12,10 +12,10 @@ const TITLES = {
 export function refusalCard(code, message) {
   const title = TITLES[code];
   if (!title) return null;
-  return { text: "⛔ " + title + ": " + (message || code), cls: "limit-card", retry: code === "too_many_active_runs" };
+  return { text: title + ": " + (message || code), cls: "limit-card", retry: code === "too_many_active_runs" };
 }
 
 /* The line of a soft budget's notice (a data-budget-notice chunk, or its stored entry). */
 export function budgetNoticeText(notice) {
-  return "ⓘ " + ((notice && notice.message) || "A budget is spent.");
+  return (notice && notice.message) || "A budget is spent.";
 }

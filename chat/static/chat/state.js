@@ -514,7 +514,9 @@ function applyChunk(s, c) {
         s.activeRunId = runId;
         s.runLabel = WAITING_FOR_APPROVAL;
       } else if (reason !== "tool-calls") {
-        if (reason === "error" && runId && s.runTurn[runId]) {
+        // a refused run has its card (limits.js): no retry of a call its budget refuses
+        const refused = s.errors.some(function (e) { return e.runId === runId && refusalCard(e.code); });
+        if (reason === "error" && runId && s.runTurn[runId] && !refused) {
           runNote(s, runId, "The run failed.", "error-note", inputBefore(s, s.runTurn[runId].turn));
         }
         if (reason === "length") runNote(s, runId, "Stopped at the length limit.", "muted");
