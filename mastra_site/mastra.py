@@ -8,10 +8,13 @@ import math
 import operator
 import os
 from datetime import datetime, timezone
+from decimal import Decimal
 
 from django.conf import settings
 
 from agents.editor.overrides import EditorOverrides
+from budgets.policy import DatabaseRunPolicy
+from ledger.prices import step_cost
 from agents.memory import Memory
 from agents.runtime import (Agent, CompositeVoice, Mastra, OpenAIVoice, create_github_adapter, create_slack_adapter,
                             create_tool)
@@ -182,11 +185,26 @@ triage_agent = Agent(
     editor={"instructions": True},
 )
 
+
+def demo_budgets() -> list[dict]:
+    """The demo site's budgets (docs/operations.md): every run of the site together may spend
+    ``MASTRA_DEMO_DAILY_BUDGET_USD`` a day (hard: model calls are refused once it is spent, until
+    midnight in ``MASTRA_BUDGET_TIME_ZONE``); none when it is 0. The dashboard shows it; a budget of
+    the same name in the admin replaces it."""
+    limit = Decimal(settings.MASTRA_DEMO_DAILY_BUDGET_USD)
+    if limit <= 0:
+        return []
+    return [{"id": "daily-spend", "scope": "site", "period": "day", "unit": "usd", "limit": limit, "mode": "hard"}]
+
+
 mastra = Mastra(
     agents={"ops-assistant": ops_agent, "support-writer": writer_agent, "policy-bot": policy_agent,
             "triage-notes": triage_agent},
     # the admin editor's published overrides, applied at the start of every run
     overrides=EditorOverrides(),
+    # budgets and concurrency limits, checked before every model call (costs from the price table)
+    policy=DatabaseRunPolicy(pricer=step_cost),
+    budgets=demo_budgets(),
 )
 
 #: Schedules this site declares (docs/schedules.md): created at start when missing (the site's

@@ -15,6 +15,7 @@ from agent_channels.models import (ChannelApproval, ChannelDecision, ChannelEven
                                    OutboxMessage)
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
+from budgets.models import ActiveRunSlot, BudgetCounter
 from inbox.models import NotificationRecord, WebhookRefusal
 from mastra_site.models import ErasureRecord
 from schedules.models import Schedule, ScheduleTrigger
@@ -30,6 +31,7 @@ RESOURCE_TABLES = {
     "schedules.Schedule", "schedules.ScheduleTrigger",
     "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
     "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
+    "budgets.BudgetCounter", "budgets.ActiveRunSlot",
 }
 
 
@@ -91,6 +93,16 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     card = ChannelApproval.objects.create(agent_id=f"agent-{tag}", platform="slack", channel_thread=channel,
                                           run_id=run2, tool_call_id="call-2", tool_name="delete", args_hash="h")
     ChannelDecision.objects.create(approval=card, user="U1", decision="approve", outcome="accepted")
+    # the resource's budget counters (its own day, and a per-run counter of one of its runs) and an
+    # active-run slot
+    BudgetCounter.objects.create(counter_key=f"per-user|resource|{resource_id}", period_key="2026-12-03",
+                                 budget_id="per-user", scope="resource", scope_value=resource_id,
+                                 resource_id=resource_id, unit="tokens", mode="hard", limit=100, spent=5, updated_at=NOW)
+    BudgetCounter.objects.create(counter_key="loop-guard|site|", period_key=f"run:{run1}", budget_id="loop-guard",
+                                 scope="site", run_id=run1, resource_id=resource_id, unit="tokens", mode="hard", limit=100, spent=5,
+                                 updated_at=NOW)
+    ActiveRunSlot.objects.create(run_id=run2, resource_id=resource_id, agent_id=f"agent-{tag}", acquired_at=NOW,
+                                 expires_at=NOW)
     # the admin's log: an operator changed the thread, and the user's account
     LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Thread), object_id=t1.key,
                             object_repr=str(t1), action_flag=CHANGE, change_message="[]")

@@ -22,7 +22,8 @@ EXPECTED_COUNTS = {
     "inbox.WebhookRefusal": 1,
     "schedules.Schedule": 1, "schedules.ScheduleTrigger": 1, "agent_channels.ChannelThread": 1,
     "agent_channels.ChannelEvent": 1, "agent_channels.ChannelRun": 1, "agent_channels.OutboxMessage": 1,
-    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1}
+    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1, "budgets.BudgetCounter": 2,
+    "budgets.ActiveRunSlot": 1}
 
 
 @pytest.fixture

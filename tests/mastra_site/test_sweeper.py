@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
+from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def retention(settings):
     settings.MASTRA_RETENTION_DAYS = {"thread_events": 14, "thread_inputs": 30, "runs": 90, "notifications": 90,
-                                      "webhook_deliveries": 30}
+                                      "webhook_deliveries": 30, "budget_counters": 400}
     settings.MASTRA_SWEEP_BATCH = 500
     settings.MASTRA_SWEEP_PAUSE_MS = 0
 
@@ -43,7 +44,23 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert {p.setting for p in POLICIES} == set(django_settings.MASTRA_RETENTION_DAYS)
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
-                                           "inbox.WebhookDelivery", "inbox.WebhookRefusal"]
+                                           "inbox.WebhookDelivery", "inbox.WebhookRefusal",
+                                           "budgets.BudgetCounter", "budgets.ActiveRunSlot"]
+
+
+def test_budget_counters_not_added_to_for_the_setting_go_with_dead_runs_slots():
+    from budgets.models import ActiveRunSlot, BudgetCounter
+
+    def counter(period_key, at):
+        BudgetCounter.objects.create(counter_key="d|site|", period_key=period_key, budget_id="d", scope="site",
+                                     unit="usd", mode="hard", limit=1, spent=0, updated_at=at)
+
+    counter("2025-10-01", NOW - timedelta(days=401))
+    counter("2025-11-01", NOW - timedelta(days=399))
+    ActiveRunSlot.objects.create(run_id="dead", agent_id="a", acquired_at=NOW - timedelta(days=402),
+                                 expires_at=NOW - timedelta(days=401))
+    assert sweep() == {"budgets.BudgetCounter": 1, "budgets.ActiveRunSlot": 1}
+    assert list(BudgetCounter.objects.values_list("period_key", flat=True)) == ["2025-11-01"]
 
 
 # -- thread events --------------------------------------------------------------------------------
@@ -191,7 +208,9 @@ def test_a_dry_run_counts_and_deletes_nothing():
     report = sweep_run(now=NOW, dry_run=True)
     assert {o.table: o.rows for o in report.outcomes} == {
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
-        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "inbox.WebhookRefusal": 0}
+        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "inbox.WebhookRefusal": 0,
+        "budgets.BudgetCounter": 0,
+        "budgets.ActiveRunSlot": 0}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -210,6 +229,8 @@ def test_the_sweep_command_prints_each_table(settings):
         "inbox.NotificationRecord: would delete 0 (notifications, older than 90 days)",
         "inbox.WebhookDelivery: would delete 0 (webhook_deliveries, kept forever)",
         "inbox.WebhookRefusal: would delete 0 (webhook_deliveries, kept forever)",
+        "budgets.BudgetCounter: would delete 0 (budget_counters, older than 400 days)",
+        "budgets.ActiveRunSlot: would delete 0 (budget_counters, older than 400 days)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3
