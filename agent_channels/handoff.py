@@ -31,6 +31,7 @@ from agents.runtime.channels import ChannelMessage
 from agents.runtime.channels.text import sender_prefix
 from agents.runtime.errors import SignalError
 from agents.runtime.run import maybe_await
+from agents.runtime.run_policy import CHANNEL_KEY
 
 from . import slack
 from .adapters import channel_adapter
@@ -198,7 +199,9 @@ async def send(agent, event: dict, message: ChannelMessage):
             {"contents": message.contents, "id": f"ch_{event['platform']}_{event['id']}",
              "metadata": {"channel": {"platform": message.platform, "user": message.user, "name": message.user_name,
                                       "thread": message.thread_key}}},
-            resource_id=message.resource_id, thread_id=message.thread_id)
+            resource_id=message.resource_id, thread_id=message.thread_id,
+            # the run counts against the platform's channel budgets (docs/operations.md)
+            if_idle={"stream_options": {"request_context": {CHANNEL_KEY: message.platform}}})
     except SignalError as exc:
         if exc.code != "duplicate_signal_id":
             raise

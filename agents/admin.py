@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 
 from agents.approvals import approval_decide
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
@@ -21,7 +21,8 @@ from agents.threads.identity import thread_ref
 from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
-from mastra_site.admin_lists import BigTableAdmin, recent_values
+from agents.trace_waterfall import USAGE_COLUMNS, usage_rows, waterfall_build
+from agents.admin_lists import BigTableAdmin, recent_values
 
 
 def _link(model: str, pk: str | None, text: str | None = None) -> str:
@@ -139,13 +140,17 @@ class ThreadAdmin(BigTableAdmin):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
+    """A run read-only: its fields, then its token usage per step, its scores and its trace as a
+    waterfall (``agents.trace_waterfall``), each span opening to its stored input and output."""
+
+    change_form_template = "admin/agents/run/change_form.html"
     list_display = ("id", "agent_id", "resource_id", "thread_link", "status", "finish_reason", "steps", "tokens",
                     "error_code", "error_line", "started_at", "finished_at")
     list_filter = ("status", recent_values("finish_reason", date_field="started_at"),
                    recent_values("error_code", date_field="started_at"),
                    recent_values("agent_id", date_field="started_at"), "started_at")
     search_fields = ("id", "resource_id", "thread__thread_id", "error")
-    readonly_fields = ("thread_link", "scores", "trace")
+    readonly_fields = ("thread_link",)
 
     @admin.display(description="tokens")
     def tokens(self, obj: Run) -> int:
@@ -159,39 +164,14 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
     def thread_link(self, obj: Run) -> str:
         return _thread_link(obj.thread_id)
 
-    @admin.display(description="scores")
-    def scores(self, obj: Run) -> str:
-        return scores_table(run_scores(run_id=obj.id))
-
-    @admin.display(description="trace")
-    def trace(self, obj: Run) -> str:
-        return spans_table(run_spans(run_id=obj.id))
-
-
-def scores_table(scores: list) -> str:
-    """The scores of a run as an HTML table (read-only)."""
-    if not scores:
-        return "-"
-    rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                            ((s.scorer_name or s.scorer_id, "-" if s.score is None else s.score,
-                              s.reason or "", s.error or "") for s in scores))
-    return format_html('<table class="run-scores"><tr><th>scorer</th><th>score</th><th>reason</th>'
-                       "<th>error</th></tr>{}</table>", rows)
-
-
-def spans_table(spans: list) -> str:
-    """A run's trace as an indented HTML table: each span under its parent."""
-    if not spans:
-        return "-"
-    depth: dict[str, int] = {}
-    for span in spans:
-        depth[span.span_id] = depth.get(span.parent_span_id, -1) + 1
-    rows = format_html_join("", '<tr><td style="padding-left:{}em">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
-                            ((depth[s.span_id] * 1.5, s.name, s.type,
-                              "-" if s.duration_ms is None else f"{s.duration_ms} ms",
-                              (s.error or {}).get("message", "")) for s in spans))
-    return format_html('<table class="run-trace"><tr><th>span</th><th>type</th><th>duration</th><th>error</th>'
-                       "</tr>{}</table><p>trace {}</p>", rows, spans[0].trace_id)
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            spans = run_spans(run_id=obj.id)
+            steps, totals = usage_rows(run_id=obj.id, usage=obj.usage, spans=spans)
+            context.update({"waterfall": waterfall_build(spans), "scores": run_scores(run_id=obj.id),
+                            "usage_steps": steps, "usage_totals": totals,
+                            "usage_labels": [label for _, label in USAGE_COLUMNS]})
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
 
 
 @admin.register(Score)

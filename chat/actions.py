@@ -17,6 +17,7 @@ from agents.model_choice import amodel_choice_check
 from agents.models import Run
 from agents.registry import get_mastra
 from agents.runtime.errors import SignalError
+from agents.runtime.run_policy import CHANNEL_KEY
 
 from .frames import Frame
 from .snapshot import athread_queued
@@ -50,11 +51,12 @@ async def message_send(target: Target, frame: Frame) -> list[dict]:
     message starts, as ``agents.model_choice`` allows the socket's user."""
     message: Any = {"contents": frame.message, "attributes": frame.attributes} if frame.attributes else frame.message
     send = target.agent.queue_message if frame.type == "queue-message" else target.agent.send_message
-    branches: dict = {}
+    # the run this message starts counts against the chat channel's budgets (docs/operations.md)
+    options: dict = {"request_context": {CHANNEL_KEY: "chat"}}
     if frame.model is not None:
-        options = {"model": frame.model}
+        options["model"] = frame.model
         await amodel_choice_check(options, agent=target.agent, user=target.user)
-        branches["if_idle"] = {"stream_options": options}
+    branches: dict = {"if_idle": {"stream_options": options}}
     result = await send(message, resource_id=target.resource_id, thread_id=target.thread_id, **branches)
     frames = [accepted_frame(result)]
     if frame.type == "queue-message":

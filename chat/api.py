@@ -40,7 +40,7 @@ def signed_in(view):
 @require_GET
 @signed_in
 def agents_list(request, caller):
-    return JsonResponse({"agents": selectors.agent_list()})
+    return JsonResponse({"agents": selectors.agent_list(), "voiceLimits": selectors.voice_limits()})
 
 
 @require_http_methods(["GET", "POST"])

@@ -6,6 +6,7 @@ Every read goes through :class:`agents.access.Caller` (threads) or filters on th
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Exists, JSONField, OuterRef, Q, Subquery
 
 from agents.access import Caller
@@ -25,10 +26,18 @@ OPEN_STATUSES = ["pending", "delivered", "seen", "failed"]
 
 
 def agent_list() -> list[dict]:
-    """The site's agents that can hold a conversation (they have memory), sorted by name."""
+    """The site's agents that can hold a conversation (they have memory), sorted by name, each
+    with what its voice can do (``speak``: the page's Play buttons; ``listen``: its microphone)."""
     agents = [a for a in get_mastra().get_agents().values() if a.memory is not None]
-    return [{"id": a.id, "name": a.name or a.id, "description": a.description or ""}
+    return [{"id": a.id, "name": a.name or a.id, "description": a.description or "",
+             "voice": {"speak": a.voice.speaks, "listen": a.voice.listens}}
             for a in sorted(agents, key=lambda a: ((a.name or a.id).lower(), a.id))]
+
+
+def voice_limits() -> dict:
+    """What the page's recorder must stay under (docs/voice.md, the listen route's limits)."""
+    return {"maxAudioBytes": settings.MASTRA_VOICE_MAX_AUDIO_BYTES,
+            "maxAudioSeconds": settings.MASTRA_VOICE_MAX_AUDIO_SECONDS}
 
 
 def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) -> list[dict]:

@@ -131,8 +131,8 @@ class WebhookEndpoint(models.Model):
     (a GitHub login) turns a comment that contains ``@mention_name`` into a ``mention``."""
 
     class Source(models.TextChoices):
-        GITHUB = "github"
-        SLACK = "slack"
+        GITHUB = "github", "GitHub"
+        SLACK = "slack", "Slack"
 
     name = models.SlugField(max_length=100, unique=True, help_text="the last part of the webhook URL")
     source = models.CharField(max_length=16, choices=Source.choices)
@@ -153,16 +153,20 @@ class WebhookEndpoint(models.Model):
         return f"{self.source}/{self.name}"
 
     def clean(self) -> None:
+        """The rules and the template, checked (``inbox.webhooks.endpoints``): ValidationError per field."""
         from django.core.exceptions import ValidationError
 
-        rules = self.priority_rules
-        if not isinstance(rules, dict) or not all(
-                isinstance(k, str) and v in NotificationRecord.Priority.values for k, v in rules.items()):
-            raise ValidationError({"priority_rules": "a JSON object of kind → low, medium, high or urgent"})
-        try:
-            self.thread_template.format(source="", repository="", branch="", number="", channel="", user="")
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ValidationError({"thread_template": f"unknown placeholder or bad format: {exc}"}) from None
+        from .endpoint_rules import priority_rules_problem, thread_template_problem
+
+        errors = {}
+        problem = priority_rules_problem(self.priority_rules, self.source)
+        if problem:
+            errors["priority_rules"] = problem
+        problem = thread_template_problem(self.thread_template)
+        if problem:
+            errors["thread_template"] = problem
+        if errors:
+            raise ValidationError(errors)
 
 
 class WebhookDelivery(models.Model):
@@ -182,6 +186,9 @@ class WebhookDelivery(models.Model):
     event_key = models.CharField(max_length=255)
     event = models.CharField(max_length=100)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RECEIVED)
+    #: why an ignored delivery was ignored (``"push is not handled"``); a database default too, so
+    #: that processes of the previous release can insert deliveries while the migration runs
+    reason = models.CharField(max_length=500, blank=True, default="", db_default="")
     record_ids = models.JSONField(default=list, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
 
@@ -193,3 +200,37 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.delivery_id} ({self.outcome})"
+
+
+class WebhookRefusal(models.Model):
+    """Requests a webhook URL refused or failed to store (``inbox.webhooks.refusals``), counted per
+    minute: one row per sender, endpoint name, error code and minute, with how many requests it
+    stands for and the last one's reason. A name that is no endpoint is not kept in the key (anyone
+    may post to any name): all of a minute's requests to unknown endpoints of a sender share a row,
+    whose reason names the last one. Rows beyond ``MASTRA_WEBHOOK_REFUSALS_MAX`` are deleted, oldest
+    first, and the retention sweep removes them with the deliveries."""
+
+    source = models.CharField(max_length=16)
+    #: the endpoint's name; empty for requests to a name that is no enabled endpoint
+    name = models.CharField(max_length=100, blank=True, default="")
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="refusals")
+    code = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField()
+    reason = models.CharField(max_length=500, blank=True, default="")
+    #: the sender's delivery id of the last request counted here, as it was sent (unsigned)
+    delivery_id = models.CharField(max_length=255, blank=True, default="")
+    #: the start of the minute the row counts
+    minute = models.DateTimeField()
+    count = models.PositiveIntegerField(default=1)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-last_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["source", "name", "code", "minute"],
+                                               name="webhook_refusal_minute")]
+        indexes = [models.Index(fields=["endpoint", "-last_at"], name="webhook_refusal_endpoint")]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.name or '?'} {self.code} ×{self.count}"

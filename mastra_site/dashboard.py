@@ -19,6 +19,7 @@ from agents.models import Run, ThreadLease, ToolApproval
 from agents.registry import get_mastra
 from agents.runtime.providers.credentials import MissingKey, missing_keys
 from agents.runtime.providers.breaker import breakers_snapshot
+from budgets.selectors import BudgetStatus, budget_statuses
 from inbox.models import NotificationRecord
 
 PRIORITIES = ("urgent", "high", "medium", "low")
@@ -59,6 +60,8 @@ class Dashboard:
     missing_keys: list[MissingKey] = field(default_factory=list)
     #: this process's model circuit breakers with failures (``agents.runtime.providers.breaker``)
     breakers: list[dict] = field(default_factory=list)
+    #: each calendar budget's spend against its limit in the current period (``budgets.selectors``)
+    budgets: list[BudgetStatus] = field(default_factory=list)
 
 
 def dashboard_build(*, now: datetime | None = None) -> Dashboard:
@@ -96,7 +99,19 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
                               changelist("agent_channels_ratelimitwait", created_at__gte=hour_ago.isoformat()))
     usage_fill(board, now)
     board.breakers = breakers_snapshot()
+    board.budgets = budget_rows(now)
     return board
+
+
+def budget_rows(now: datetime) -> list[dict]:
+    """The budgets in force with their spend now, each linking to its counters in the admin."""
+    rows = []
+    for status in budget_statuses(get_mastra().budgets, now=now):
+        budget = status.budget
+        rows.append({"status": status, "id": budget.id, "mode": budget.mode, "period": budget.period,
+                     "scope": budget.scope if budget.scope == "site" else f"{budget.scope} {budget.match or 'each'}",
+                     "who": status.who, "url": changelist("budgets_budgetcounter", budget_id=budget.id)})
+    return rows
 
 
 def usage_fill(board: Dashboard, now: datetime) -> None:

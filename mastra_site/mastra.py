@@ -8,10 +8,13 @@ import math
 import operator
 import os
 from datetime import datetime, timezone
+from decimal import Decimal
 
 from django.conf import settings
 
 from agents.editor.overrides import EditorOverrides
+from budgets.policy import DatabaseRunPolicy
+from ledger.prices import step_cost
 from agents.memory import Memory
 from agents.runtime import (Agent, CompositeVoice, Mastra, OpenAIVoice, create_github_adapter, create_slack_adapter,
                             create_tool)
@@ -126,10 +129,11 @@ def demo_model() -> str | list:
     return [{"model": primary, "max_retries": 2}, {"model": "local/echo"}]
 
 
-def demo_voice() -> CompositeVoice | None:
+def demo_voice(env=os.environ) -> CompositeVoice | None:
     """OpenAI's speech and transcription as the ops assistant's voice, when a key (or an
-    OpenAI-compatible server) is configured (docs/voice.md)."""
-    if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
+    OpenAI-compatible server) is configured (docs/voice.md); None otherwise (the chat page then
+    shows no microphone and no Play buttons for it)."""
+    if not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
         return None
     return CompositeVoice(input=OpenAIVoice(), output=OpenAIVoice())
 
@@ -146,7 +150,8 @@ ops_agent = Agent(
     voice=demo_voice(),
     tools={"calculate": calculator_tool, "current-time": clock_tool},
     memory=Memory(last_messages=20, generate_title=True),
-    editor={"instructions": True, "tools": {"description": True}},
+    # its instructions, tool descriptions and model chain are editable in the admin (docs/editor.md)
+    editor={"instructions": True, "tools": {"description": True}, "model": True},
     # Slack threads and GitHub issues, when their credentials are in the environment
     channels=demo_channels(),
 )
@@ -180,11 +185,26 @@ triage_agent = Agent(
     editor={"instructions": True},
 )
 
+
+def demo_budgets() -> list[dict]:
+    """The demo site's budgets (docs/operations.md): every run of the site together may spend
+    ``MASTRA_DEMO_DAILY_BUDGET_USD`` a day (hard: model calls are refused once it is spent, until
+    midnight in ``MASTRA_BUDGET_TIME_ZONE``); none when it is 0. The dashboard shows it; a budget of
+    the same name in the admin replaces it."""
+    limit = Decimal(settings.MASTRA_DEMO_DAILY_BUDGET_USD)
+    if limit <= 0:
+        return []
+    return [{"id": "daily-spend", "scope": "site", "period": "day", "unit": "usd", "limit": limit, "mode": "hard"}]
+
+
 mastra = Mastra(
     agents={"ops-assistant": ops_agent, "support-writer": writer_agent, "policy-bot": policy_agent,
             "triage-notes": triage_agent},
     # the admin editor's published overrides, applied at the start of every run
     overrides=EditorOverrides(),
+    # budgets and concurrency limits, checked before every model call (costs from the price table)
+    policy=DatabaseRunPolicy(pricer=step_cost),
+    budgets=demo_budgets(),
 )
 
 #: Schedules this site declares (docs/schedules.md): created at start when missing (the site's

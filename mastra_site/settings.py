@@ -167,6 +167,8 @@ INSTALLED_APPS = [
     "inbox",
     "schedules",  # mastra.schedules: agents on a cron (docs/schedules.md)
     "agent_channels",
+    "ledger",  # the cost ledger: model prices, one row per model step (docs/operations.md)
+    "budgets",  # budgets and concurrency limits, enforced before each model call (docs/operations.md)
     "mastra_site.apps.MastraSiteConfig",
     "chat",  # browser chat UI (docs/chat.md)
 ]
@@ -290,6 +292,11 @@ MASTRA_RETRY_MAX_MS = env_int("MASTRA_RETRY_MAX_MS", 30000, minimum=0, maximum=3
 MASTRA_RETRY_AFTER_MAX_MS = env_int("MASTRA_RETRY_AFTER_MAX_MS", 30000, minimum=0, maximum=3600000)
 MASTRA_BREAKER_FAILURES = env_int("MASTRA_BREAKER_FAILURES", 5, minimum=0, maximum=1000)
 MASTRA_BREAKER_COOLDOWN_MS = env_int("MASTRA_BREAKER_COOLDOWN_MS", 30000, minimum=0, maximum=86400000)
+# refused webhook requests kept (counted per minute; the oldest rows beyond this are deleted: a flood
+# of bad requests cannot grow the table, inbox.webhooks.refusals)
+MASTRA_WEBHOOK_REFUSALS_MAX = env_int("MASTRA_WEBHOOK_REFUSALS_MAX", 1000, minimum=10, maximum=1_000_000)
+# a process writes a refusal row at most once per this many ms (the requests in between are added then)
+MASTRA_WEBHOOK_REFUSAL_WRITE_MS = env_int("MASTRA_WEBHOOK_REFUSAL_WRITE_MS", 1000, minimum=0, maximum=60_000)
 # admin editor: how often (ms) a process checks whether a publish changed the agents' overrides
 MASTRA_EDITOR_REFRESH_MS = env_int("MASTRA_EDITOR_REFRESH_MS", 1000, minimum=0, maximum=3_600_000)
 # debugging only: keep provider request bodies and response headers in step-finish events
@@ -314,6 +321,8 @@ MASTRA_RETENTION_DAYS = {
     "notifications": env_int("MASTRA_RETAIN_NOTIFICATIONS_DAYS", 90, minimum=0, maximum=36_500),
     # webhook deliveries (the redelivery guard: a redelivery older than this is stored again)
     "webhook_deliveries": env_int("MASTRA_RETAIN_WEBHOOK_DELIVERIES_DAYS", 30, minimum=0, maximum=36_500),
+    # budget counters of past periods (days, months, runs), after their period ended
+    "budget_counters": env_int("MASTRA_RETAIN_BUDGET_COUNTERS_DAYS", 400, minimum=0, maximum=36_500),
 }
 # The sweeper deletes expired rows in batches of MASTRA_SWEEP_BATCH rows, one short transaction each,
 # pausing at least MASTRA_SWEEP_PAUSE_MS between them and long enough to work at most
@@ -327,6 +336,18 @@ MASTRA_SWEEP_SCHEDULER = env_bool("MASTRA_SWEEP_SCHEDULER", not CELERY_BROKER_UR
 # Erasure records keep the erased resource id only as an HMAC under this salt (docs/operations.md);
 # set it to keep those hashes comparable across a change of SECRET_KEY.
 MASTRA_ERASURE_SALT = env_str("MASTRA_ERASURE_SALT").strip() or SECRET_KEY
+# Budgets and limits (docs/operations.md): the time zone budget days and months start in; how long a
+# process keeps the admin's budgets before reading them again (its own changes are seen at once);
+# at most this many active runs per resource and per agent (0: no limit; a run over it is refused
+# with too_many_active_runs); how long a run's slot outlives its last model call (a dead process's
+# slot frees itself then)
+MASTRA_BUDGET_TIME_ZONE = env_str("MASTRA_BUDGET_TIME_ZONE", "UTC").strip() or "UTC"
+MASTRA_BUDGETS_CACHE_S = env_int("MASTRA_BUDGETS_CACHE_S", 5, minimum=0, maximum=3_600)
+MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE = env_int("MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE", 0, minimum=0, maximum=100_000)
+MASTRA_MAX_ACTIVE_RUNS_PER_AGENT = env_int("MASTRA_MAX_ACTIVE_RUNS_PER_AGENT", 0, minimum=0, maximum=100_000)
+MASTRA_ACTIVE_RUN_TTL_S = env_int("MASTRA_ACTIVE_RUN_TTL_S", 900, minimum=10, maximum=86_400)
+# the demo site's daily budget for all its runs, in USD (0: none) - mastra_site/mastra.py
+MASTRA_DEMO_DAILY_BUDGET_USD = env_str("MASTRA_DEMO_DAILY_BUDGET_USD", "5").strip() or "0"
 # schedules (docs/schedules.md): who claims and runs fires, how often, how late a fire may be
 MASTRA_SCHEDULE_SCHEDULER = env_bool("MASTRA_SCHEDULE_SCHEDULER", not CELERY_BROKER_URL)
 MASTRA_SCHEDULE_TICK_S = env_int("MASTRA_SCHEDULE_TICK_S", 5, minimum=1, maximum=3_600)

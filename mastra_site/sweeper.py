@@ -27,11 +27,13 @@ from django.db import connection, connections
 
 from agents import retention as agents_retention
 from agents.retention import RetentionPolicy, SweepOutcome, policy_sweep
+from budgets import retention as budgets_retention
 from inbox import retention as inbox_retention
 
 logger = logging.getLogger(__name__)
 
-POLICIES: tuple[RetentionPolicy, ...] = agents_retention.POLICIES + inbox_retention.POLICIES
+POLICIES: tuple[RetentionPolicy, ...] = (agents_retention.POLICIES + inbox_retention.POLICIES
+                                          + budgets_retention.POLICIES)
 
 #: the advisory lock's key (the bytes ``mastraSw``)
 SWEEP_LOCK_KEY = int.from_bytes(b"mastraSw", "big")

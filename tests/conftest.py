@@ -101,6 +101,25 @@ async def settled_runs(settle):
 
 
 @pytest.fixture(autouse=True)
+def budgets_cache():
+    """Every test reads the admin's budgets afresh: a test database flush deletes them without the
+    signal that clears each process's copy (``budgets.selectors``)."""
+    try:
+        from django.apps import apps
+    except ImportError:  # the runtime's tests run without Django
+        yield
+        return
+    if not apps.ready:
+        yield
+        return
+    from budgets.selectors import budgets_cache_clear
+
+    budgets_cache_clear()
+    yield
+    budgets_cache_clear()
+
+
+@pytest.fixture(autouse=True)
 def model_resilience():
     """Every test starts with no circuit breaker open and the default retry settings (both are
     per process: a test's failures must not skip another test's model)."""

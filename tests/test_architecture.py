@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agents", "inbox", "mastra_site", "editor", "chat", "schedules", "agent_channels")
+PACKAGES = ("agents", "inbox", "mastra_site", "editor", "chat", "schedules", "agent_channels", "ledger", "budgets")
 MAX_RUNTIME_CLASS_LINES = 320  # "about 300": a class past it does more than one job
 
 

@@ -7,7 +7,9 @@ from drf_spectacular.utils import extend_schema
 from agents.connections import async_twin
 from agents.model_choice import amodel_choice_check
 from agents.registry import get_mastra
-from agents.runtime.run.ending import RESOURCE_ID_KEY
+from agents.runtime.errors import RunRefusedError
+from agents.runtime.run.spending import spend_admit
+from agents.runtime.run_policy import CHANNEL_KEY, RESOURCE_ID_KEY
 from agents.selectors import run_id_taken
 
 from . import openapi
@@ -50,7 +52,7 @@ async def run_arguments(view: ApiView, request, agent) -> tuple:
     context = options.get("request_context")
     if context is not None and not isinstance(context, dict):
         raise ApiError("requestContext must be an object", code="invalid_field")
-    options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id}
+    options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id, CHANNEL_KEY: "api"}
     run_id = options.get("run_id")
     if isinstance(run_id, str) and run_id and await async_twin(run_id_taken)(run_id):
         raise ApiError("runId is already used by another run: leave it out or choose a new one",
@@ -66,6 +68,8 @@ async def run_arguments(view: ApiView, request, agent) -> tuple:
         elif rest:
             options["memory"] = {**rest, "resource": view.caller.resource(resource_id)}
     await amodel_choice_check(options, agent=agent, user=request.user)
+    # a spent budget or a full concurrency limit answers 429 before anything starts
+    await spend_admit(agent, options)
     return messages, options
 
 
@@ -76,6 +80,8 @@ class GenerateView(ApiView):
         agent = self.agent(agent_id)
         messages, options = await run_arguments(self, request, agent)
         result = await agent.generate(messages, **options)
+        if isinstance(result.error, RunRefusedError):  # refused between admission and the model call
+            raise result.error
         return json_response(result.to_dict())
 
 

@@ -6,13 +6,15 @@ a 4xx, never a 5xx: ``@mastra/client-js`` retries a 5xx, POSTs included."""
 from __future__ import annotations
 
 import logging
+import math
+from datetime import datetime, timezone
 
 from django.core.exceptions import DisallowedHost
 from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from rest_framework import exceptions as drf
 
-from agents.runtime.errors import MastraError
+from agents.runtime.errors import MastraError, RunRefusedError
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,8 @@ STATUS_BY_CODE = {
     # a voice provider failed or refused (HTTP 502: the gateway's fault; nothing was stored)
     "voice_provider_error": 502,
     "too_many_pending_inputs": 429, "throttled": 429,
+    # a budget is spent, or the resource's (agent's) active runs are at their limit (docs/operations.md)
+    "budget_exceeded": 429, "too_many_active_runs": 429,
 }
 
 
@@ -41,14 +45,27 @@ class ApiError(MastraError):
     code = "invalid_request"
 
 
+def refusal_headers(exc: RunRefusedError, *, now: datetime | None = None) -> dict:
+    """``Retry-After`` of a budget refusal: the seconds until the budget resets (none for a
+    per-run budget or a concurrency limit)."""
+    resets = exc.details.get("resetsAt")
+    if not isinstance(resets, str):
+        return {}
+    wait = (datetime.fromisoformat(resets) - (now or datetime.now(timezone.utc))).total_seconds()
+    return {"Retry-After": str(max(1, math.ceil(wait)))}
+
+
 def status_for(code: str) -> int:
     """The HTTP status of an error code: 400 for any validation code not listed."""
     return STATUS_BY_CODE.get(code, 400)
 
 
-def error_response(code: str, message: str, *, status: int | None = None, headers: dict | None = None) -> JsonResponse:
-    response = JsonResponse({"error": message, "code": code, "message": message},
-                            status=status or status_for(code))
+def error_response(code: str, message: str, *, status: int | None = None, headers: dict | None = None,
+                   details: dict | None = None) -> JsonResponse:
+    body = {"error": message, "code": code, "message": message}
+    if details:
+        body["details"] = details
+    response = JsonResponse(body, status=status or status_for(code))
     response["Content-Length"] = str(len(response.content))
     for name, value in (headers or {}).items():
         response[name] = value
@@ -57,6 +74,8 @@ def error_response(code: str, message: str, *, status: int | None = None, header
 
 def exception_response(exc: BaseException) -> JsonResponse:
     """The response for an exception raised while serving a request (DRF's, the runtime's, any)."""
+    if isinstance(exc, RunRefusedError):  # which budget or limit, and when it resets
+        return error_response(exc.code, exc.message, details=exc.details, headers=refusal_headers(exc))
     if isinstance(exc, MastraError):
         return error_response(exc.code, exc.message)
     if isinstance(exc, (OperationalError, InterfaceError)):

@@ -59,7 +59,7 @@ async def agent_json(agent: Any, *, with_id: bool, has_draft: bool = False) -> d
     """``{id?, name, description, instructions, tools, agents, provider, modelId, ...}``: the keys
     Mastra's server sends (``id`` and ``hasDraft`` only in the list, as there). Instructions and
     tools are the agent's effective definition (``Agent.get_definition``: the code under the
-    editor's published version)."""
+    editor's published version), and so is the model (the published fallback chain, else the code's)."""
     definition = await agent.get_definition()
     instructions = "\n".join(str(m.get("content", "")) for m in definition.instructions)
     tools = {}
@@ -69,7 +69,7 @@ async def agent_json(agent: Any, *, with_id: bool, has_draft: bool = False) -> d
                        "requireApproval": tool.require_approval}
     data = {"name": agent.name, "description": agent.description, "instructions": instructions, "tools": tools,
             "agents": {}, "workflows": {}, "skills": [], "workspaceTools": [], "browserTools": [], "hasBrowser": False,
-            "inputProcessors": [], "outputProcessors": [], **model_fields(agent.get_model()), "modelVersion": "v2",
+            "inputProcessors": [], "outputProcessors": [], **model_fields(list(definition.model) if definition.model else agent.get_model()), "modelVersion": "v2",
             "supportsMemory": agent.memory is not None,
             "defaultOptions": agent.default_options if isinstance(agent.default_options, dict) else {},
             "defaultGenerateOptionsLegacy": {}, "defaultStreamOptionsLegacy": {}, "source": "code"}

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 
 from agents.model_choice import amodel_choice_check
 from agents.runtime.naming import camel_keys
+from agents.runtime.run_policy import CHANNEL_KEY
 
 from . import openapi
 from .base import ApiView, json_response
@@ -20,16 +21,20 @@ from .throttling import SEND_SCOPE, SendRateThrottle
 async def branches(body: dict, *, agent, user) -> dict:
     """``if_active`` / ``if_idle`` of a body; the idle branch's stream options as generate options
     without ``memory`` (the input's thread is the run's memory), checked by ``agents.model_choice``
-    for ``user`` on ``agent``."""
+    for ``user`` on ``agent``, naming the ``api`` channel in their request context."""
     if_idle = optional_dict(body, "ifIdle")
-    if if_idle is not None and "streamOptions" in if_idle:
-        stream = if_idle["streamOptions"]
-        if stream is not None and not isinstance(stream, dict):
-            raise ApiError("ifIdle.streamOptions must be an object", code="invalid_stream_options")
-        options = execution_options(stream or {})
-        options.pop("memory", None)
-        await amodel_choice_check(options, agent=agent, user=user, prefix="ifIdle.streamOptions.")
-        if_idle = {**if_idle, "streamOptions": options}
+    stream = (if_idle or {}).get("streamOptions")
+    if stream is not None and not isinstance(stream, dict):
+        raise ApiError("ifIdle.streamOptions must be an object", code="invalid_stream_options")
+    options = execution_options(stream or {})
+    options.pop("memory", None)
+    await amodel_choice_check(options, agent=agent, user=user, prefix="ifIdle.streamOptions.")
+    context = options.get("request_context")
+    if context is not None and not isinstance(context, dict):
+        raise ApiError("ifIdle.streamOptions.requestContext must be an object", code="invalid_stream_options")
+    # the run a wake starts counts against the api channel's budgets (docs/operations.md)
+    options["request_context"] = {**(context or {}), CHANNEL_KEY: "api"}
+    if_idle = {**(if_idle or {}), "streamOptions": options}
     return {"if_active": optional_dict(body, "ifActive"), "if_idle": if_idle}
 
 

@@ -2,7 +2,7 @@
 
 The page shows the code's fields read-only, the fields the agent's ``editor`` locks and the user's
 permissions leave editable, the tools registered on the site (description and input schema), the
-versions (publish, roll back, compare) and a "try it" panel that streams a draft's answer. Every
+versions (publish, roll back, compare) and a "try it" panel that streams a draft's answer (markdown, tool calls, usage). Every
 write is one service call (``agents.editor.services``); a POST carrying a field the page did not
 offer (a forged edit of a locked field) is refused with 403 and stores nothing.
 """
@@ -22,13 +22,16 @@ from agents.editor.exceptions import EditorError, InvalidOverride, StaleVersion
 from agents.editor.forms import (PUBLISH_PERMISSION, AgentEditForm, fields_permitted, posted_fields,
                                  schema_text)
 from agents.editor.locks import IGNORED_LABEL, EditorLocks
+from agents.editor.model_chain import chain_lines
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.editor.selectors import (overrides_diff, overrides_effective, version_diffs, version_latest,
                                      version_published)
 from agents.editor.services import version_publish, version_rollback, version_save
+from agents.editor.trying import try_frames
 from agents.registry import get_mastra
 
-FIELD_LABELS = {"instructions": "Instructions", "tools": "Tool membership", "tool_descriptions": "Tool descriptions"}
+FIELD_LABELS = {"instructions": "Instructions", "tools": "Tool membership", "tool_descriptions": "Tool descriptions",
+                "model": "Model"}
 TRY_MAX_PROMPT = 4000
 
 
@@ -87,6 +90,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         latest = version_latest(definition)
         kept, ignored = locks.strip(latest.overrides if latest else {})
         effective = overrides_effective(definition, kept)
+        published = version_published(definition)
         site_tools = get_mastra().get_tools()
         form_kwargs = {"editable": editable, "site_tools": site_tools, "effective": effective}
         if request.method == "POST":
@@ -120,8 +124,11 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             "ignored": [(FIELD_LABELS[f], IGNORED_LABEL) for f in ignored], "effective": effective,
             "rows": self.field_rows(definition, locks, editable, permitted, effective, form),
             "tool_rows": self.tool_rows(site_tools, effective, form, editable),
+            "model_section": self.model_section(definition, locks, editable, permitted, effective, form),
             "versions": self.version_rows(definition), "latest": latest,
-            "published": version_published(definition),
+            "published": published,
+            # rolling back to the code's definition is offered only when something else runs
+            "can_roll_back_to_code": published is not None and bool(locks.strip(published.overrides or {})[0]),
             "can_publish": request.user.has_perm(PUBLISH_PERMISSION) and definition.present,
             "can_try": bool(editable) or request.user.has_perm(PUBLISH_PERMISSION),
             "original": definition, "has_view_permission": True,
@@ -136,6 +143,17 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             rows.append({"name": field, "label": FIELD_LABELS[field], "field": form[field] if field in form.fields else None,
                          "value": effective[field], "reason": reason})
         return rows
+
+    def model_section(self, definition, locks, editable, permitted, effective, form) -> dict:
+        """The model's fallback chain: editable rows (model id, retries, enabled, order) where the
+        locks and the user's permissions allow it, else the chain read-only with the reason."""
+        reason = ("" if "model" in editable else "locked by code" if not locks.editable("model")
+                  else "agent gone from code" if not definition.present else "no permission")
+        rows = [{part: form[name] for part, name in names.items()} for names in form.model_rows]
+        return {"editable": "model" in editable, "rows": rows, "reason": reason,
+                "lines": chain_lines(effective.get("model")), "code_label": definition.model,
+                "errors": [form[name].errors for names in form.model_rows for name in names.values()
+                           if form[name].errors]}
 
     def tool_rows(self, site_tools, effective, form, editable) -> list[dict]:
         members = set(effective["tools"] or [])
@@ -204,8 +222,9 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/agents/agentdefinition/compare.html", context)
 
     def try_view(self, request, object_id):
-        """POST ``prompt`` and ``version`` (a version id; none: the published version) → the
-        answer, streamed as plain text. Nothing is published and no memory thread is written."""
+        """POST ``prompt`` and ``version`` (a version id; none: the published version) → the run,
+        streamed as JSON lines (``agents.editor.trying``: text, tool calls and results, usage).
+        Nothing is published and no memory thread is written."""
         if request.method != "POST":
             raise PermissionDenied
         definition = self.definition_or_404(request, object_id)
@@ -215,19 +234,8 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         version = request.POST.get("version", "")
         agent = get_mastra().get_agent(definition.agent_id)
         versions = ({"agents": {agent.id: {"version_id": version}}} if version.isdigit() else None)
-
-        async def chunks():
-            try:
-                output = await agent.stream(prompt, max_steps=3, versions=versions)
-                async for text in output.text_stream:
-                    yield text
-                result = await output.get_full_output()
-                if result.error is not None:
-                    yield f"\n[error] {result.error}"
-            except Exception as exc:  # shown to the operator, who is trying a draft
-                yield f"\n[error] {exc}"
-
-        response = StreamingHttpResponse(chunks(), content_type="text/plain; charset=utf-8")
+        response = StreamingHttpResponse(try_frames(agent, prompt, versions=versions),
+                                         content_type="application/x-ndjson; charset=utf-8")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response

@@ -36,6 +36,7 @@ class AgentDefinition(models.Model):
             ("edit_agent_instructions", "Can edit agent instructions"),
             ("edit_agent_tools", "Can edit agent tools and tool descriptions"),
             ("publish_agent_version", "Can publish and roll back agent versions"),
+            ("edit_agent_model", "Can edit an agent's model fallback chain"),
         ]
 
     def __str__(self) -> str:

@@ -88,7 +88,8 @@ def overrides_build(agent: Any, found: tuple[str, dict] | None) -> AgentOverride
         return AgentOverrides(version_id=version_id)
     return AgentOverrides(instructions=kept.get("instructions"),
                           tools=tuple(kept["tools"]) if "tools" in kept else None,
-                          tool_descriptions=dict(kept.get("tool_descriptions") or {}), version_id=version_id)
+                          tool_descriptions=dict(kept.get("tool_descriptions") or {}), version_id=version_id,
+                          model=tuple(kept["model"]) if kept.get("model") else None)
 
 
 class EditorOverrides:

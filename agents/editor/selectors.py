@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import OuterRef, Subquery
 
 from agents.editor.locks import EditorLocks
+from agents.editor.model_chain import chain_lines
 from agents.editor.models import AgentDefinition, AgentVersion, EditorGeneration
 from agents.runtime.errors import AgentConfigError
 
@@ -75,14 +76,16 @@ def version_published(definition: AgentDefinition) -> AgentVersion | None:
 
 def overrides_effective(definition: AgentDefinition, overrides: dict) -> dict:
     """What the agent runs with under ``overrides`` (the code's values where none is stored):
-    ``instructions`` (text or None), ``tools`` (sorted names or None), ``tool_descriptions``."""
+    ``instructions`` (text or None), ``tools`` (sorted names or None), ``tool_descriptions``,
+    ``model`` (the fallback chain, or None when the code's model is not a chain of ids)."""
     defaults = definition.defaults or {}
     tools = overrides.get("tools", defaults.get("tools"))
     descriptions = dict(defaults.get("tool_descriptions") or {})
     descriptions.update(overrides.get("tool_descriptions") or {})
     return {"instructions": overrides.get("instructions", defaults.get("instructions")),
             "tools": sorted(tools) if tools is not None else None,
-            "tool_descriptions": dict(sorted(descriptions.items()))}
+            "tool_descriptions": dict(sorted(descriptions.items())),
+            "model": overrides.get("model", defaults.get("model"))}
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,10 @@ def overrides_diff(before: dict, after: dict) -> list[FieldChange]:
     if before["tools"] != after["tools"]:
         lines = [f"- {name}" for name in sorted(old - new)] + [f"+ {name}" for name in sorted(new - old)]
         changes.append(FieldChange("tools", before["tools"], after["tools"], tuple(lines)))
+    if before.get("model") != after.get("model"):
+        lines = [f"- {line}" for line in chain_lines(before.get("model"))] + [
+            f"+ {line}" for line in chain_lines(after.get("model"))]
+        changes.append(FieldChange("model", before.get("model"), after.get("model"), tuple(lines)))
     for name in sorted(set(before["tool_descriptions"]) | set(after["tool_descriptions"])):
         was, now = before["tool_descriptions"].get(name), after["tool_descriptions"].get(name)
         if was != now:

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from agents.editor.exceptions import InvalidOverride, LockedField, StaleVersion, VersionNotFound
 from agents.editor.locks import OVERRIDE_FIELDS, EditorLocks
+from agents.editor.model_chain import model_chain_check
 from agents.editor.models import AgentDefinition, AgentVersion, EditorGeneration
 from agents.editor.overrides import published_cache
 
@@ -58,6 +59,8 @@ def overrides_check(changes: dict, *, site_tools: Iterable[str]) -> dict:
                 raise InvalidOverride(f"tool_descriptions.{name}",
                                       f"A tool description is limited to {MAX_DESCRIPTION_CHARS} characters.")
         out["tool_descriptions"] = dict(sorted(descriptions.items()))
+    if "model" in changes:
+        out["model"] = model_chain_check(changes["model"])
     return out
 
 
@@ -75,6 +78,8 @@ def overrides_minimal(definition: AgentDefinition, overrides: dict) -> dict:
                     if code_descriptions.get(name) != text}
     if descriptions:
         out["tool_descriptions"] = descriptions
+    if "model" in overrides and overrides["model"] != defaults.get("model"):
+        out["model"] = overrides["model"]
     return out
 
 

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.connections import async_twin
+from agents.editor.model_chain import code_chain
 from agents.editor.models import AgentDefinition
 from agents.runtime import Agent
 from agents.runtime.mastra import Mastra
@@ -35,7 +36,8 @@ def code_defaults(agent: Agent) -> dict:
     tools = agent.static_tools
     return {"instructions": instructions,
             "tools": sorted(tools) if tools is not None else None,
-            "tool_descriptions": {name: tool.description for name, tool in sorted((tools or {}).items())}}
+            "tool_descriptions": {name: tool.description for name, tool in sorted((tools or {}).items())},
+            "model": code_chain(agent.model)}
 
 
 def model_label(model: Any) -> str:

@@ -117,3 +117,25 @@ class ProcessorError(MastraError):
     processor and the hook."""
 
     code = "processor_error"
+
+
+class RunRefusedError(MastraError):
+    """A run policy refused a model call (``agents.runtime.run_policy``): the run ends with this
+    error before the call; HTTP answers 429 with its code."""
+
+    code = "run_refused"
+
+
+class BudgetExceededError(RunRefusedError):
+    """A hard budget of the run's scope is spent. ``details``: ``budget`` (its id), ``scope``,
+    ``period``, ``unit``, ``limit`` and ``spent`` (strings), ``resetsAt`` (ISO, None for a per-run
+    budget)."""
+
+    code = "budget_exceeded"
+
+
+class TooManyActiveRunsError(RunRefusedError):
+    """The resource (or agent) already has its limit of active runs. ``details``: ``scope``
+    (``resource`` or ``agent``), ``limit``, ``active``."""
+
+    code = "too_many_active_runs"

@@ -6,6 +6,7 @@ from typing import Any
 
 from .agent import Agent
 from .agent.config import check_tools
+from .budgets import Budget, budgets_check
 from .errors import AgentConfigError, MastraError
 from .overrides import OverridesProvider
 from .schedules import HOOKS as SCHEDULE_HOOKS
@@ -31,15 +32,25 @@ class Mastra:
     the agents as the code defines them. ``workflows``: workflows schedules may run
     (``mastra.schedules.create(workflow_id=...)``). ``schedules``: the schedule hooks
     (``{"prepare", "on_finish", "on_error", "on_abort"}``, ``agents.runtime.schedules.execute``);
-    ``mastra.schedules`` is the schedules API (docs/schedules.md).
+    ``mastra.schedules`` is the schedules API (docs/schedules.md). ``policy``: the run policy
+    (``agents.runtime.run_policy``) every run of these agents asks before each model call and tells
+    what each step used; ``budgets``: the site's budgets in code (:class:`~agents.runtime.budgets.Budget`
+    or dicts of its fields), which the policy enforces beside its own (docs/operations.md).
     """
 
     def __init__(self, *, agents: dict[str, Agent] | None = None, tools: dict[str, Tool] | None = None,
                  overrides: OverridesProvider | None = None, workflows: dict[str, Workflow] | None = None,
-                 schedules: dict | None = None):
+                 schedules: dict | None = None, policy: Any = None, budgets: list | None = None):
         if overrides is not None and not callable(getattr(overrides, "agent_overrides", None)):
             raise AgentConfigError("overrides", "must have an async agent_overrides(agent, selection) method")
         self.overrides: Any = overrides
+        for method in ("before_model_call", "after_step", "run_end", "admit"):
+            if policy is not None and not callable(getattr(policy, method, None)):
+                raise AgentConfigError("policy", f"must have an async {method} method (a RunPolicy)")
+        self.budgets: tuple[Budget, ...] = budgets_check(budgets)
+        if self.budgets and policy is None:
+            raise AgentConfigError("budgets", "need a policy that enforces them (policy=...)")
+        self.policy: Any = policy
         self._tools: dict[str, Tool] = dict(check_tools(tools, "tools")) if tools is not None else {}
         self._workflows: dict[str, Workflow] = workflows_check(workflows, "workflows") if workflows else {}
         self.schedule_hooks: dict = _schedule_hooks(schedules)

@@ -16,7 +16,9 @@ The provider returns the overrides to apply or ``None`` for "the code's definiti
 The agent's ``editor`` option (its locks, :class:`EditorLocks`) is applied here, once, to whatever
 the provider answers or ``Agent.apply_editor_overrides`` set: a field the code locks is dropped.
 :func:`effective_definition` (``Agent.get_definition``) is the one call that reads what an agent
-runs with (instructions, tools, tool descriptions); runs and the HTTP API both use it.
+runs with (instructions, tools, tool descriptions, the model's fallback chain); runs and the HTTP
+API both use it. A call's own ``model`` (or ``default_options``' model) is chosen over the
+editor's chain; the editor's chain over the agent's ``model``.
 
 ``versions`` travels with the run: a sub-agent called through ``Agent(agents={...})`` receives the
 caller's ``versions`` (``ToolContext.versions``), so one call selects the versions of a whole tree.
@@ -34,7 +36,7 @@ from .tools import Tool
 
 VERSION_STATUSES = ("draft", "published")
 #: the fields an override may hold, in display order
-OVERRIDE_FIELDS = ("instructions", "tools", "tool_descriptions")
+OVERRIDE_FIELDS = ("instructions", "tools", "tool_descriptions", "model")
 
 
 @dataclass(frozen=True)
@@ -47,12 +49,16 @@ class EditorLocks:
     - ``{"instructions": True}``: only the instructions;
     - ``{"tools": True}``: the tool membership and the tool descriptions;
     - ``{"tools": {"description": True}}``: only the tool descriptions;
-    - keys combine; a key left out is locked.
+    - keys combine; a key left out is locked;
+    - ``{"model": True}`` (this site's addition; Mastra's model always comes from code): the model,
+      as a fallback chain of ``{"model": "provider/model", "max_retries": n, "enabled": bool}``
+      entries. Only an explicit ``model: True`` allows it (``editor`` omitted leaves it locked).
     """
 
     instructions: bool
     tools: bool
     tool_descriptions: bool
+    model: bool = False
 
     @classmethod
     def of(cls, editor: Any) -> "EditorLocks":
@@ -62,9 +68,10 @@ class EditorLocks:
         if editor is False:
             return cls(False, False, False)
         tools = editor.get("tools", False)
+        model = bool(editor.get("model", False))
         if isinstance(tools, dict):
-            return cls(bool(editor.get("instructions", False)), False, bool(tools.get("description", False)))
-        return cls(bool(editor.get("instructions", False)), bool(tools), bool(tools))
+            return cls(bool(editor.get("instructions", False)), False, bool(tools.get("description", False)), model)
+        return cls(bool(editor.get("instructions", False)), bool(tools), bool(tools), model)
 
     def editable(self, field: str) -> bool:
         return bool(getattr(self, field))
@@ -89,13 +96,15 @@ class EditorLocks:
         return replace(overrides,
                        instructions=overrides.instructions if self.instructions else None,
                        tools=overrides.tools if self.tools else None,
-                       tool_descriptions=dict(overrides.tool_descriptions) if self.tool_descriptions else {})
+                       tool_descriptions=dict(overrides.tool_descriptions) if self.tool_descriptions else {},
+                       model=overrides.model if self.model else None)
 
     def describe(self) -> str:
         """A short human summary (``"instructions, tool descriptions"`` / ``"read-only"``)."""
         if self.read_only:
             return "read-only"
-        names = {"instructions": "instructions", "tools": "tool membership", "tool_descriptions": "tool descriptions"}
+        names = {"instructions": "instructions", "tools": "tool membership", "tool_descriptions": "tool descriptions",
+                 "model": "model"}
         return ", ".join(names[f] for f in self.editable_fields)
 
 
@@ -105,13 +114,16 @@ class AgentOverrides:
 
     ``instructions`` replace the agent's instructions; ``tools`` is the tool membership (names of the
     agent's own tools or of the site's tools, see :meth:`Mastra.get_tools`); ``tool_descriptions``
-    replace what the model reads of a tool; ``version_id`` names the stored version they come from.
+    replace what the model reads of a tool; ``model`` is the run's model as a fallback chain (a
+    tuple of chain entries, ``agents.runtime.providers.chain``) instead of the code's;
+    ``version_id`` names the stored version they come from.
     """
 
     instructions: Any = None
     tools: tuple[str, ...] | None = None
     tool_descriptions: dict[str, str] = field(default_factory=dict)
     version_id: str | None = None
+    model: tuple[dict, ...] | None = None
 
     def apply_tools(self, tools: dict[str, Tool], site_tools: dict[str, Tool]) -> dict[str, Tool]:
         """The run's tools: with a membership, the named tools (the agent's first, then the site's;
@@ -188,7 +200,8 @@ async def overrides_resolve(agent: Any, versions: dict | None) -> AgentOverrides
             return NO_OVERRIDES
         found = AgentOverrides(instructions=local.get("instructions"),
                                tools=tuple(local["tools"]) if "tools" in local else None,
-                               tool_descriptions=dict(local.get("tool_descriptions") or {}))
+                               tool_descriptions=dict(local.get("tool_descriptions") or {}),
+                               model=tuple(local["model"]) if local.get("model") else None)
     return EditorLocks.of(agent.editor).restrict(found)
 
 
@@ -199,13 +212,14 @@ class EffectiveDefinition:
     ``instructions``: the system messages; ``tools``: ``{name: Tool}`` (membership applied, sub-agent
     and workflow tools included); ``tool_descriptions``: what the model reads of each of those tools;
     ``version_id``: the stored version the overrides come from (``None``: the code's definition or
-    overrides set in code).
+    overrides set in code); ``model``: the editor's fallback chain (``None``: the code's model).
     """
 
     instructions: list[dict]
     tools: dict[str, Tool]
     tool_descriptions: dict[str, str]
     version_id: str | None = None
+    model: tuple[dict, ...] | None = None
 
 
 async def effective_definition(agent: Any, *, request_context: dict | None = None,
@@ -222,7 +236,7 @@ async def effective_definition(agent: Any, *, request_context: dict | None = Non
     descriptions = {name: overrides.tool_descriptions.get(name, tool.description or "")
                     for name, tool in tools.items()}
     return EffectiveDefinition(instructions=instructions, tools=tools, tool_descriptions=descriptions,
-                               version_id=overrides.version_id)
+                               version_id=overrides.version_id, model=overrides.model)
 
 
 __all__ = ["AgentOverrides", "EditorLocks", "EffectiveDefinition", "NO_OVERRIDES", "OVERRIDE_FIELDS",

@@ -473,11 +473,24 @@ def error_entry(*, message_id: str, created_at: str, agent_id: str | None, run_i
             "content": {"format": FORMAT, "parts": [], "metadata": meta}}
 
 
+def notice_entry(*, message_id: str, created_at: str, agent_id: str | None, run_id: str, notice: dict) -> dict:
+    """A notice a run leaves in its thread (a soft budget spent: ``notice`` is
+    ``BudgetNotice.to_dict()``): like an :func:`error_entry`, an assistant message without parts,
+    with ``content.metadata.notice``; never shown to the model."""
+    meta: dict = {"runId": run_id, "notice": notice}
+    if agent_id:
+        meta["agentId"] = agent_id
+    return {"id": message_id, "role": "assistant", "createdAt": created_at,
+            "content": {"format": FORMAT, "parts": [], "metadata": meta}}
+
+
 def is_error_entry(message: dict) -> bool:
-    """Whether a stored message is a failed run's :func:`error_entry`."""
+    """Whether a stored message is a failed run's :func:`error_entry` (or a :func:`notice_entry`):
+    for the thread's readers, never for the model."""
     content = message.get("content")
+    meta = (content.get("metadata") or {}) if isinstance(content, dict) else {}
     return (message.get("role") == "assistant" and isinstance(content, dict) and not content.get("parts")
-            and isinstance((content.get("metadata") or {}).get("error"), dict))
+            and (isinstance(meta.get("error"), dict) or isinstance(meta.get("notice"), dict)))
 
 
 def is_transient_stored(message: dict) -> bool:

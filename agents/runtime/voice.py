@@ -11,7 +11,9 @@
 - ``await listen(audio, **options)`` → the transcript (``str``); ``audio`` is ``bytes``, a file
   object or an (async) iterable of ``bytes``;
 - ``await get_speakers()`` → ``[{"voice_id": ..., ...}]``;
-- ``await get_listener()`` → ``{"enabled": bool}``.
+- ``await get_listener()`` → ``{"enabled": bool}``;
+
+and says what it can do without a call: ``speaks`` / ``listens`` (a provider does what it implements).
 
 :class:`CompositeVoice` puts a listening provider (``input``) and a speaking one (``output``)
 together. :class:`LocalVoice` is offline and deterministic (tests, the demo without a key): it
@@ -139,6 +141,16 @@ class MastraVoice:
     async def get_listener(self) -> dict:
         return {"enabled": False}
 
+    @property
+    def speaks(self) -> bool:
+        """Whether ``speak`` can work: a provider speaks when it implements ``speak``."""
+        return type(self).speak is not MastraVoice.speak
+
+    @property
+    def listens(self) -> bool:
+        """Whether ``listen`` can work: a provider listens when it implements ``listen``."""
+        return type(self).listen is not MastraVoice.listen
+
 
 class CompositeVoice(MastraVoice):
     """A listening provider (``input``) and a speaking one (``output``), either optional."""
@@ -171,6 +183,14 @@ class CompositeVoice(MastraVoice):
     async def get_listener(self) -> dict:
         return await self.input.get_listener() if self.input is not None else {"enabled": False}
 
+    @property
+    def speaks(self) -> bool:
+        return self.output is not None and self.output.speaks
+
+    @property
+    def listens(self) -> bool:
+        return self.input is not None and self.input.listens
+
 
 class NoVoice(MastraVoice):
     """``agent.voice`` of an agent without one: every call raises ``voice_not_configured``."""
@@ -190,6 +210,9 @@ class NoVoice(MastraVoice):
 
     async def get_listener(self) -> dict:
         raise VoiceError(self.message, code="voice_not_configured")
+
+    speaks = False
+    listens = False
 
 
 class LocalVoice(MastraVoice):

@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import json
 
+from ..endpoint_rules import DEFAULT_PRIORITIES
 from .events import PayloadError, WebhookEvent, clip, read_id, read_object, read_text
 
 FAILED = frozenset({"failure", "timed_out", "startup_failure"})
@@ -62,7 +63,7 @@ def ci_event(event: str, payload: dict, delivery_id: str) -> WebhookEvent:
                     "sha": item.get("head_sha"), "url": item.get("html_url") or item.get("details_url")},
     }
     user = read_text(read_object(payload, "sender"), "login", "sender.")
-    return WebhookEvent(event, delivery_id, notification, "high",
+    return WebhookEvent(event, delivery_id, notification, DEFAULT_PRIORITIES["github"]["ci-status"],
                         {"repository": repository, "branch": branch, "user": user})
 
 
@@ -95,7 +96,7 @@ def comment_event(event: str, payload: dict, delivery_id: str, mention_name: str
         "payload": {"event": event, "repository": repository, "number": number, "user": user, "body": text,
                     "url": item.get("html_url"), "title": title},
     }
-    return WebhookEvent(event, delivery_id, notification, "medium",
+    return WebhookEvent(event, delivery_id, notification, DEFAULT_PRIORITIES["github"][kind],
                         {"repository": repository, "number": "" if number is None else str(number), "user": user,
                          "branch": branch})
 

@@ -1,14 +1,15 @@
 """One webhook request, from its signed bytes to its reply: :func:`webhook_receive`.
 
 The steps, in order: the endpoint (``endpoint_not_found``, 404); its signature (``invalid_signature``,
-401, nothing stored); the sender's id (GitHub's ``X-GitHub-Delivery``, the ``event_id`` of a Slack
+401, no delivery stored); the sender's id (GitHub's ``X-GitHub-Delivery``, the ``event_id`` of a Slack
 event: 400 without it); once per delivery id and once per event (a redelivery, or a replay of the
 signed body under another delivery id or event name, answers 200 ``duplicate`` and stores nothing);
 then the notification (200 ``stored``) or the reason it was ignored (202, logged).
 
 Everything up to the claim is one call on the database's worker thread (:func:`webhook_accept`);
 the notification goes through the agent's ``send_notification_signal``; the delivery's outcome is
-one more write.
+one more write. A request refused on the way (404, 401, 400) or whose notification failed is
+counted as a refusal with its reason (``inbox.webhooks.refusals``: bounded, whoever sends it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 from urllib.parse import parse_qs
 
+from agents.api.errors import status_for
 from agents.api.parsing import json_object
 from agents.connections import async_twin
 from agents.runtime.errors import MastraError
@@ -25,6 +27,7 @@ from agents.runtime.errors import MastraError
 from ..models import WebhookDelivery, WebhookEndpoint
 from . import github, slack
 from .events import PayloadError, WebhookEvent
+from .refusals import awebhook_refusal_note, webhook_refusal_note
 from .services import (webhook_delivery_claim, webhook_delivery_finish, webhook_delivery_release,
                        webhook_endpoint_get, webhook_notify)
 
@@ -50,15 +53,30 @@ class WebhookReply:
     body: dict
 
 
+def sender_delivery_id(headers: Mapping[str, str]) -> str:
+    """The delivery id a request claims in its headers (GitHub's; Slack's is in the body)."""
+    return headers.get("X-GitHub-Delivery") or ""
+
+
 def webhook_accept(*, source: str, name: str, headers: Mapping[str, str],
                    raw: bytes) -> tuple[WebhookEndpoint, WebhookEvent, WebhookReply | None]:
     """The steps up to the claim (see the module docstring): the endpoint, the event and, when the
     request ends here (a reply to the sender's handshake, a duplicate, an ignored event), its reply.
-    ``headers`` is case-insensitive (``request.headers``)."""
-    sender = SOURCES[source]
+    ``headers`` is case-insensitive (``request.headers``). A refusal is counted before it is raised."""
     endpoint = webhook_endpoint_get(source=source, name=name)
-    if endpoint is None:
-        raise EndpointNotFound(f"no {source} webhook endpoint {name!r}")
+    try:
+        if endpoint is None:
+            raise EndpointNotFound(f"no {source} webhook endpoint {name!r}")
+        return webhook_check(endpoint, source=source, name=name, headers=headers, raw=raw)
+    except MastraError as exc:
+        webhook_refusal_note(source=source, name=name, endpoint=endpoint, code=exc.code, status=status_for(exc.code),
+                             reason=exc.message, delivery_id=sender_delivery_id(headers))
+        raise
+
+
+def webhook_check(endpoint: WebhookEndpoint, *, source: str, name: str, headers: Mapping[str, str],
+                  raw: bytes) -> tuple[WebhookEndpoint, WebhookEvent, WebhookReply | None]:
+    sender = SOURCES[source]
     problem = sender.verify(endpoint, headers, raw)
     if problem is not None:
         logger.warning("%s webhook %s refused: %s", source, name, problem)
@@ -70,7 +88,7 @@ def webhook_accept(*, source: str, name: str, headers: Mapping[str, str],
     if event.event_key:
         outcome = WebhookDelivery.Outcome.IGNORED if event.notification is None else WebhookDelivery.Outcome.RECEIVED
         if not webhook_delivery_claim(endpoint=endpoint, delivery_id=event.delivery_id, event_key=event.event_key,
-                                      event=event.event, outcome=outcome):
+                                      event=event.event, outcome=outcome, reason=event.ignored):
             logger.info("%s webhook %s: delivery %s (%s) is a duplicate", source, name, event.delivery_id,
                         event.event_key)
             return endpoint, event, WebhookReply(200, {"ok": True, "status": "duplicate",
@@ -110,9 +128,15 @@ async def webhook_receive(*, source: str, name: str, headers: Mapping[str, str],
         return reply
     try:
         stored = await webhook_notify(endpoint, event)
-    except BaseException:
+    except BaseException as exc:
         if event.event_key:
             await awebhook_delivery_release(endpoint=endpoint, delivery_id=event.delivery_id)
+        if isinstance(exc, Exception):
+            code = exc.code if isinstance(exc, MastraError) else "internal_error"
+            await awebhook_refusal_note(source=source, name=name, endpoint=endpoint, code=code,
+                                        status=status_for(code) if isinstance(exc, MastraError) else 500,
+                                        reason=f"{event.event}: the notification failed: {exc}",
+                                        delivery_id=event.delivery_id)
         raise
     if event.event_key:
         await awebhook_delivery_finish(endpoint=endpoint, delivery_id=event.delivery_id,

@@ -34,8 +34,9 @@ def column_key(value: str, limit: int = 255) -> str:
 
 
 def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event_key: str, event: str,
-                           outcome: str = WebhookDelivery.Outcome.RECEIVED) -> bool:
-    """Record the delivery (with its ``outcome`` when it is known already: an ignored event); False when this delivery id or this event (``event_key``, read from the
+                           outcome: str = WebhookDelivery.Outcome.RECEIVED, reason: str = "") -> bool:
+    """Record the delivery (with its ``outcome`` and ``reason`` when they are known already: an
+    ignored event); False when this delivery id or this event (``event_key``, read from the
     signed body) was received before: a redelivery, a retry, or a replay of a captured body under
     another delivery id or event name. The unique constraints decide, so two processes receiving
     the same event at once claim it once."""
@@ -43,7 +44,7 @@ def webhook_delivery_claim(*, endpoint: WebhookEndpoint, delivery_id: str, event
         with transaction.atomic():
             WebhookDelivery.objects.create(endpoint=endpoint, delivery_id=column_key(delivery_id),
                                            event_key=column_key(event_key),
-                                           event=event[:100], outcome=outcome)
+                                           event=event[:100], outcome=outcome, reason=reason[:500])
     except IntegrityError:
         return False
     return True

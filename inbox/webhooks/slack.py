@@ -21,6 +21,7 @@ import time
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from ..endpoint_rules import DEFAULT_PRIORITIES
 from .events import PayloadError, WebhookEvent, clip, read_object, read_text
 
 #: how far a request's timestamp may be from now (Slack's advice, and slack_sdk's check: five minutes)
@@ -85,11 +86,11 @@ def event_of(payload: dict) -> WebhookEvent:
     text = read_text(event, "text", "event.")
     fields = {"channel": channel, "user": user}
     if name == "app_mention":
-        notification_kind, priority = "mention", "high"
+        notification_kind = "mention"
     elif name == "message" and read_text(event, "channel_type", "event.") == "im":
         if event.get("bot_id") or event.get("subtype"):
             return WebhookEvent("message.im", delivery_id, ignored="a bot message or an edit")
-        notification_kind, priority, name = "direct-message", "medium", "message.im"
+        notification_kind, name = "direct-message", "message.im"
     else:
         return WebhookEvent(name, delivery_id, ignored=f"event {name!r} is not handled")
     notification = {
@@ -98,7 +99,7 @@ def event_of(payload: dict) -> WebhookEvent:
         "payload": {"event": name, "channel": channel, "user": user, "text": text, "ts": event.get("ts"),
                     "team": payload.get("team_id")},
     }
-    return WebhookEvent(name, delivery_id, notification, priority, fields)
+    return WebhookEvent(name, delivery_id, notification, DEFAULT_PRIORITIES["slack"][notification_kind], fields)
 
 
 def verify(endpoint, headers, raw: bytes) -> str | None:

@@ -8,9 +8,12 @@ from rest_framework.permissions import AllowAny
 
 from agents.api import openapi
 from agents.api.base import ApiView, json_response
+from agents.api.errors import status_for
 from agents.api.parsing import raw_body
+from agents.runtime.errors import MastraError
 
-from .receive import webhook_receive
+from .receive import sender_delivery_id, webhook_receive
+from .refusals import awebhook_refusal_note_by_name
 
 WEBHOOK_BODY = openapi.body(openapi.OBJECT)
 WEBHOOK_REPLY = {200: openapi.OBJECT, 202: openapi.OBJECT, **openapi.ERRORS}
@@ -24,7 +27,14 @@ class WebhookView(ApiView):
     source = ""
 
     async def receive(self, request, name: str):
-        reply = await webhook_receive(source=self.source, name=name, headers=request.headers, raw=raw_body(request))
+        try:
+            raw = raw_body(request)
+        except MastraError as exc:  # a body too large: counted as the other refusals are
+            await awebhook_refusal_note_by_name(source=self.source, name=name, code=exc.code,
+                                                status=status_for(exc.code), reason=exc.message,
+                                                delivery_id=sender_delivery_id(request.headers))
+            raise
+        reply = await webhook_receive(source=self.source, name=name, headers=request.headers, raw=raw)
         return json_response(reply.body, status=reply.status)
 
 

@@ -72,10 +72,12 @@ async def test_the_run_admin_page_shows_its_scores_and_trace(admin_client):
     await scoring_drain()
     page = (await sync_to_async(admin_client.get)(reverse("admin:agents_run_change", args=[result.run_id]))
             ).content.decode()
-    assert "<tr><td>Polite</td><td>0.0</td><td>no please</td><td></td></tr>" in page
-    assert '<td style="padding-left:0.0em">agent run: &#x27;bot&#x27;</td><td>agent_run</td>' in page
-    assert '<td style="padding-left:1.5em">step: 0</td><td>model_step</td>' in page
-    assert f"<p>trace {result.trace_id}</p>" in page
+    assert '<tr class="score"><td>Polite</td><td>0.0</td><td>no please</td><td></td>' in page
+    assert ('<span class="wf-label" style="padding-left: 0.0em" title="agent run: &#x27;bot&#x27;">agent run: '
+            '&#x27;bot&#x27; <span class="wf-type">agent_run</span></span>') in page
+    assert ('<span class="wf-label" style="padding-left: 1.2em" title="step: 0">step: 0 '
+            '<span class="wf-type">model_step</span></span>') in page
+    assert f"Trace <code>{result.trace_id}</code>: 2 spans over" in page
     for model in ("score", "tracespan"):
         listing = await sync_to_async(admin_client.get)(reverse(f"admin:agents_{model}_changelist"))
         assert listing.status_code == 200

@@ -118,13 +118,14 @@ def wait_for_server_sessions_to_end(timeout: float = 10.0) -> None:
 
 
 @contextmanager
-def chromium(tmp_path: Path):
-    """A fresh headless Chromium profile (a persistent context on a new user-data-dir)."""
+def chromium(tmp_path: Path, args: list[str] = (), profile: str = "chromium-profile"):
+    """A fresh headless Chromium profile (a persistent context on a new user-data-dir), launched
+    with ``args`` besides the usual ones (a fake microphone, say)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            str(tmp_path / profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS + list(args),
             viewport={"width": 1280, "height": 800})
         try:
             yield context

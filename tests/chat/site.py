@@ -2,7 +2,9 @@
 that needs approval and a tool that files an urgent notification into the thread.
 
 ``MASTRA_TEST_ECHO_DELAY_MS`` slows the echo (per streamed piece) so that a browser can watch a
-run stream, stop it, reload in the middle of it.
+run stream, stop it, reload in the middle of it. ``MASTRA_TEST_VOICE`` gives the chat bot a voice:
+``local`` (the offline ``LocalVoice``, hearing ``MASTRA_TEST_VOICE_TRANSCRIPT`` when set) or ``openai``
+(``OpenAIVoice``, at ``OPENAI_BASE_URL``: a local fake in the tests).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 
 from agents.memory import Memory
-from agents.runtime import Agent, Mastra, create_tool
+from agents.runtime import Agent, CompositeVoice, LocalVoice, Mastra, OpenAIVoice, create_tool
 
 DELETED: list[dict] = []
 
@@ -34,13 +36,24 @@ delete_tool = create_tool(id="delete-file", description="Delete a file (needs an
 notify_tool = create_tool(id="notify", description="File a notification into this thread.", execute=notify)
 
 
-def build_agents(*, model=None, caller_models=None) -> dict[str, Agent]:
+def voice_from_env():
+    kind = os.environ.get("MASTRA_TEST_VOICE", "")
+    if kind == "local":
+        return CompositeVoice(input=LocalVoice(transcript=os.environ.get("MASTRA_TEST_VOICE_TRANSCRIPT")),
+                              output=LocalVoice())
+    if kind == "openai":
+        return CompositeVoice(input=OpenAIVoice(), output=OpenAIVoice())
+    return None
+
+
+def build_agents(*, model=None, caller_models=None, voice=None) -> dict[str, Agent]:
     delay = int(os.environ.get("MASTRA_TEST_ECHO_DELAY_MS", "0"))
     chunk = int(os.environ.get("MASTRA_TEST_ECHO_CHUNK", "0"))
     bot = Agent(id="chat-bot", name="Chat Bot", description="Echoes what it is told.",
                 instructions="You are a test agent.",
                 model=model if model is not None else {"id": "local/echo", "delay_ms": delay, "chunk_size": chunk},
-                tools={"delete-file": delete_tool, "notify": notify_tool}, memory=Memory(), caller_models=caller_models)
+                tools={"delete-file": delete_tool, "notify": notify_tool}, memory=Memory(), caller_models=caller_models,
+                voice=voice if voice is not None else voice_from_env())
     helper = Agent(id="helper", name="Another Helper", instructions="You help.", model="local/echo", memory=Memory())
     plain = Agent(id="no-memory", name="No Memory", instructions="Stateless.", model="local/echo")
     return {"chat-bot": bot, "helper": helper, "no-memory": plain}

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from agents.models import Thread
+from agents.runtime import CompositeVoice, LocalVoice
 from inbox.models import NotificationRecord
 
 pytestmark = pytest.mark.django_db
@@ -122,9 +123,24 @@ def test_the_json_views_answer_401_when_not_signed_in(client):
 
 def test_agents_with_memory_are_listed_by_name(client, alice, chat_site):
     client.force_login(alice)
-    assert client.get("/chat/api/agents").json() == {"agents": [
-        {"id": "helper", "name": "Another Helper", "description": ""},
-        {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told."}]}
+    assert client.get("/chat/api/agents").json() == {
+        "agents": [
+            {"id": "helper", "name": "Another Helper", "description": "", "voice": {"speak": False, "listen": False}},
+            {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told.",
+             "voice": {"speak": False, "listen": False}}],
+        "voiceLimits": {"maxAudioBytes": 10 * 1024 * 1024, "maxAudioSeconds": 300}}
+
+
+def test_the_agents_list_says_what_each_voice_can_do(client, alice, chat_site, settings):
+    settings.MASTRA_VOICE_MAX_AUDIO_BYTES, settings.MASTRA_VOICE_MAX_AUDIO_SECONDS = 2048, 30
+    chat_site(voice=CompositeVoice(input=LocalVoice()))  # the chat bot listens, and does not speak
+    client.force_login(alice)
+    data = client.get("/chat/api/agents").json()
+    assert [(a["id"], a["voice"]) for a in data["agents"]] == [
+        ("helper", {"speak": False, "listen": False}), ("chat-bot", {"speak": False, "listen": True})]
+    assert data["voiceLimits"] == {"maxAudioBytes": 2048, "maxAudioSeconds": 30}
+    chat_site(voice=CompositeVoice(input=LocalVoice(), output=LocalVoice()))
+    assert client.get("/chat/api/agents").json()["agents"][1]["voice"] == {"speak": True, "listen": True}
 
 
 def test_threads_are_the_callers_own_newest_first_and_searchable(client, alice, bob):

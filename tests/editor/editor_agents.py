@@ -55,6 +55,9 @@ AGENTS = {agent_id: Agent(id=agent_id, name=f"Agent {agent_id}", instructions=f"
           for agent_id, editor in LOCKS.items()}
 AGENTS["careful"] = Agent(id="careful", instructions="Code careful.", model=MODEL, tools={
     "wipe": create_tool(id="wipe", description="Wipes.", execute=lambda i: {"text": "wiped"}, require_approval=True)})
+# its model is a fallback chain the editor may change (``editor={"model": True}``)
+AGENTS["modeled"] = Agent(id="modeled", name="Agent modeled", instructions="Code modeled.",
+                          model=[{"model": "local/echo", "max_retries": 1}], editor={"model": True, "instructions": True})
 AGENTS["boss"] = Agent(id="boss", instructions="Code boss.", model=MODEL, agents={"free": AGENTS["free"]})
 
 mastra = Mastra(agents=AGENTS, tools={"gamma": tool("gamma")}, overrides=EditorOverrides())

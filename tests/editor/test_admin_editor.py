@@ -1,6 +1,8 @@
 """The agent editor through the real admin views: locks, permissions, forged POSTs, versions,
 compare and the "try it" panel."""
 
+import json
+
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
@@ -170,9 +172,10 @@ def test_try_it_streams_a_drafts_answer_without_publishing(editor_admin_site, ad
     v1 = version_save(agent_id="free", changes={"instructions": "Draft!"}, based_on_id=None)
     url = reverse("admin:agents_agentdefinition_try", args=[v1.agent_id])
     response = admin_client.post(url, {"prompt": "hello", "version": str(v1.pk)})
-    assert response.streaming and response["Content-Type"] == "text/plain; charset=utf-8"
-    text = async_to_sync(collect)(response).decode()
-    assert text == "system: Draft! | tools: alpha=The alpha tool., beta=The beta tool."
+    assert response.streaming and response["Content-Type"] == "application/x-ndjson; charset=utf-8"
+    frames = [json.loads(line) for line in async_to_sync(collect)(response).decode().splitlines()]
+    assert [f["text"] for f in frames if f["type"] == "text"] == [
+        "system: Draft! | tools: alpha=The alpha tool., beta=The beta tool."]
     assert AgentVersion.objects.get().status == "draft"
     viewer = client_for(staff("val"))
     assert viewer.post(url, {"prompt": "hello"}).status_code == 403

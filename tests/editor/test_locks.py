@@ -4,7 +4,8 @@ import pytest
 
 from agents.editor.locks import EditorLocks
 
-ALL = {"instructions": "New.", "tools": ["calculate"], "tool_descriptions": {"calculate": "Math."}}
+ALL = {"instructions": "New.", "tools": ["calculate"], "tool_descriptions": {"calculate": "Math."},
+       "model": [{"model": "local/echo", "max_retries": 0, "enabled": True}]}
 
 
 @pytest.mark.parametrize("editor, editable, summary", [
@@ -18,6 +19,9 @@ ALL = {"instructions": "New.", "tools": ["calculate"], "tool_descriptions": {"ca
     ({"instructions": False, "tools": False}, (), "read-only"),
     ({"tools": {"description": False}}, (), "read-only"),
     ({}, (), "read-only"),
+    ({"model": True}, ("model",), "model"),
+    ({"instructions": True, "tools": {"description": True}, "model": True},
+     ("instructions", "tool_descriptions", "model"), "instructions, tool descriptions, model"),
 ])
 def test_each_editor_option_allows_exactly_its_fields(editor, editable, summary):
     locks = EditorLocks.of(editor)
@@ -25,4 +29,4 @@ def test_each_editor_option_allows_exactly_its_fields(editor, editable, summary)
     assert locks.describe() == summary
     kept, ignored = locks.strip(ALL)
     assert sorted(kept) == sorted(editable)
-    assert ignored == [f for f in ("instructions", "tools", "tool_descriptions") if f not in editable]
+    assert ignored == [f for f in ("instructions", "tools", "tool_descriptions", "model") if f not in editable]

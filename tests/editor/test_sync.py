@@ -23,7 +23,7 @@ def test_migrate_synced_the_sites_agents():
     assert sorted(AgentDefinition.objects.values_list("agent_id", flat=True)) == [
         "ops-assistant", "policy-bot", "support-writer", "triage-notes"]
     ops = AgentDefinition.objects.get(agent_id="ops-assistant")
-    assert ops.editor == {"instructions": True, "tools": {"description": True}}
+    assert ops.editor == {"instructions": True, "tools": {"description": True}, "model": True}
     assert ops.defaults["tools"] == ["calculate", "current-time"]
     assert AgentDefinition.objects.get(agent_id="policy-bot").editor is False
 
@@ -35,7 +35,8 @@ def test_a_new_agent_is_added_with_a_snapshot_of_its_code():
     assert outcome == {"added": ["a"], "updated": [], "gone": []}
     row = AgentDefinition.objects.get(agent_id="a")
     assert (row.name, row.model, row.present, row.editor) == ("Alpha", "local/echo", True, {"instructions": True})
-    assert row.defaults == {"instructions": "Line one.\nLine two.", "tools": ["t"], "tool_descriptions": {"t": "Does t."}}
+    assert row.defaults == {"instructions": "Line one.\nLine two.", "tools": ["t"], "tool_descriptions": {"t": "Does t."},
+                            "model": [{"model": "local/echo", "max_retries": 2, "enabled": True}]}
 
 
 def test_an_agent_removed_from_code_is_marked_gone_and_keeps_its_versions():
@@ -54,9 +55,10 @@ def test_an_agent_removed_from_code_is_marked_gone_and_keeps_its_versions():
 
 def test_dynamic_instructions_and_tools_have_no_code_snapshot():
     AgentDefinition.objects.all().delete()
-    agents_sync(mastra=site(Agent(id="d", instructions=lambda rc: "x", model="local/echo", tools=lambda rc: {})))
+    agents_sync(mastra=site(Agent(id="d", instructions=lambda rc: "x", model=lambda rc: "local/echo",
+                                  tools=lambda rc: {})))
     assert AgentDefinition.objects.get(agent_id="d").defaults == {"instructions": None, "tools": None,
-                                                                   "tool_descriptions": {}}
+                                                                   "tool_descriptions": {}, "model": None}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -76,4 +78,4 @@ async def test_the_start_up_job_syncs_the_configured_site(settings):
         get_mastra.cache_clear()
     present = await sync_to_async(lambda: sorted(AgentDefinition.objects.filter(present=True)
                                                  .values_list("agent_id", flat=True)))()
-    assert present == ["boss", "careful", "desc", "free", "instr", "locked", "tooled"]
+    assert present == ["boss", "careful", "desc", "free", "instr", "locked", "modeled", "tooled"]

@@ -413,6 +413,39 @@ test("a failed run: its stored reason and a retry of its input, live and after a
   assert.deepEqual(turn.notes, [{ text: "The run failed.", cls: "error-note", retry: "try me" }]);
 });
 
+test("a budget or limit refusal is a card of its own, live and after a reload; a soft budget's notice a line", () => {
+  const message = "budget 'daily-spend' is spent (5.02 USD of 5.00 USD per day); it resets at 2026-12-04T00:00:00+00:00";
+  const refusedEntry = { ...answered("e1", []), content: { format: 2, parts: [],
+    metadata: { agentId: "ops", runId: "r1", error: { code: "budget_exceeded", message: message } } } };
+  const noticeEntry = { ...answered("e2", []), content: { format: 2, parts: [],
+    metadata: { agentId: "ops", runId: "r0", notice: { code: "budget_soft_limit", budget: "watch", message: "Budget 'watch' is spent." } } } };
+  const reloaded = run(initialState(), [snapshot(5, { messages: [said("u0", "hi"),
+    { id: "a0", role: "assistant", content: { format: 2, parts: [{ type: "text", text: "hello" }], metadata: { agentId: "ops" } } },
+    noticeEntry, said("u1", "more"), refusedEntry] })]);
+  assert.deepEqual(reloaded.items.map((i) => [i.kind, i.notes || null]), [
+    ["signal", null],
+    ["turn", [{ text: "Budget 'watch' is spent.", cls: "limit-notice" }]],
+    ["signal", null],
+    ["turn", [{ text: "Budget reached: " + message, cls: "limit-card" }]]
+  ]);
+
+  const live = run(initialState(), [
+    snapshot(0),
+    chunk(1, "start", "r2"),
+    chunk(2, "data-user-message", "r2", {}, { data: { id: "s1", type: "user", contents: "again" } }),
+    chunk(3, "error", "r2", { error: { code: "too_many_active_runs", message: "resource 'alice' already has 1 active run(s), its limit; send again when one ends" } }),
+    chunk(4, "finish", "r2", { stepResult: { reason: "error" } })
+  ]);
+  const turn = live.items.find((i) => i.kind === "turn");
+  assert.deepEqual(turn.notes, [{ text: "Too many active runs: resource 'alice' already has 1 active run(s), its limit; send again when one ends",
+    cls: "limit-card", retry: "again" }]);
+  assert.deepEqual(live.errors.map((e) => e.code), ["too_many_active_runs"]);
+
+  const noticed = run(initialState(), [snapshot(0), chunk(1, "start", "r3"),
+    chunk(2, "data-budget-notice", "r3", {}, { data: { code: "budget_soft_limit", budget: "watch", message: "Budget 'watch' is spent." } })]);
+  assert.deepEqual(noticed.items.find((i) => i.kind === "turn").notes, [{ text: "Budget 'watch' is spent.", cls: "limit-notice" }]);
+});
+
 test("a refused message asks the page to give its text back; other errors do not", () => {
   const refused = run(initialState(), [snapshot(0),
     { type: "error", code: "model_unavailable", message: "no key", frame: "send-message" }]);

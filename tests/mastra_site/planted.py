@@ -15,7 +15,8 @@ from agent_channels.models import (ChannelApproval, ChannelDecision, ChannelEven
                                    OutboxMessage)
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
-from inbox.models import NotificationRecord
+from budgets.models import ActiveRunSlot, BudgetCounter
+from inbox.models import NotificationRecord, WebhookRefusal
 from mastra_site.models import ErasureRecord
 from schedules.models import Schedule, ScheduleTrigger
 from tests.mastra_site import rows
@@ -26,10 +27,11 @@ from tests.mastra_site.rows import NOW
 RESOURCE_TABLES = {
     "admin.LogEntry", "agents.Message", "agents.Run", "agents.Score", "agents.Thread", "agents.ThreadEvent",
     "agents.ThreadInput", "agents.ThreadLease", "agents.ToolApproval", "agents.TraceSpan",
-    "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint",
+    "inbox.NotificationRecord", "inbox.WebhookDelivery", "inbox.WebhookEndpoint", "inbox.WebhookRefusal",
     "schedules.Schedule", "schedules.ScheduleTrigger",
     "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
     "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
+    "budgets.BudgetCounter", "budgets.ActiveRunSlot",
 }
 
 
@@ -71,6 +73,8 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     rows.notification(t2, status=NotificationRecord.Status.PENDING, at=NOW)
     endpoint = rows.endpoint(f"gh-{tag}", resource_id=resource_id)
     rows.delivery(endpoint, f"d-{tag}1", at=NOW)
+    WebhookRefusal.objects.create(source="github", name=endpoint.name, endpoint=endpoint, code="invalid_signature",
+                                  status=401, reason="bad", minute=NOW, first_at=NOW, last_at=NOW)
     # a schedule into the resource's thread, and one of its fires
     schedule = Schedule.objects.create(id=f"agent_digest-{tag}", agent_id=f"agent-{tag}", prompt="the digest",
                                        thread_id="t1", resource_id=resource_id, cron="0 9 * * *", next_fire_at=NOW,
@@ -89,6 +93,16 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     card = ChannelApproval.objects.create(agent_id=f"agent-{tag}", platform="slack", channel_thread=channel,
                                           run_id=run2, tool_call_id="call-2", tool_name="delete", args_hash="h")
     ChannelDecision.objects.create(approval=card, user="U1", decision="approve", outcome="accepted")
+    # the resource's budget counters (its own day, and a per-run counter of one of its runs) and an
+    # active-run slot
+    BudgetCounter.objects.create(counter_key=f"per-user|resource|{resource_id}", period_key="2026-12-03",
+                                 budget_id="per-user", scope="resource", scope_value=resource_id,
+                                 resource_id=resource_id, unit="tokens", mode="hard", limit=100, spent=5, updated_at=NOW)
+    BudgetCounter.objects.create(counter_key="loop-guard|site|", period_key=f"run:{run1}", budget_id="loop-guard",
+                                 scope="site", run_id=run1, resource_id=resource_id, unit="tokens", mode="hard", limit=100, spent=5,
+                                 updated_at=NOW)
+    ActiveRunSlot.objects.create(run_id=run2, resource_id=resource_id, agent_id=f"agent-{tag}", acquired_at=NOW,
+                                 expires_at=NOW)
     # the admin's log: an operator changed the thread, and the user's account
     LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Thread), object_id=t1.key,
                             object_repr=str(t1), action_flag=CHANGE, change_message="[]")

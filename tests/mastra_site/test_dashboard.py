@@ -134,3 +134,33 @@ def test_the_dashboard_shows_the_open_circuit_breakers_of_the_process(admin_clie
     page = admin_client.get(reverse("admin:index")).content.decode()
     assert "<code>openai/gpt-4o</code></td><td>open, tried again in 20.0 s</td><td>2 failures in a row</td>" in page
     assert "sk-abcdef0123456789" not in page
+
+
+def test_the_demo_daily_budget_shows_its_spend_against_the_limit_and_its_reset(admin_client):
+    """The demo site's code budget (``daily-spend``, MASTRA_DEMO_DAILY_BUDGET_USD a day) is on the
+    dashboard with today's spend, the limit and when it resets; a soft admin budget reached shows so."""
+    from decimal import Decimal
+
+    from agents.registry import get_mastra
+    from budgets.models import Budget, BudgetCounter
+
+    now = timezone.now()
+    assert [b.id for b in get_mastra().budgets] == ["daily-spend"]
+    BudgetCounter.objects.create(counter_key="daily-spend|site|", period_key=now.strftime("%Y-%m-%d"),
+                                 budget_id="daily-spend", scope="site", unit="usd", mode="hard", limit=5,
+                                 spent=Decimal("1.25"), updated_at=now)
+    Budget.objects.create(name="per-user", scope="resource", period="month", unit="tokens", limit=1000, mode="soft")
+    BudgetCounter.objects.create(counter_key="per-user|resource|alice", period_key=now.strftime("%Y-%m"),
+                                 budget_id="per-user", scope="resource", scope_value="alice", resource_id="alice",
+                                 unit="tokens", mode="soft", limit=1000, spent=1200, reached_at=now, updated_at=now)
+    board = dashboard_build(now=now)
+    tomorrow = (now + timedelta(days=1)).strftime("%Y-%m-%d")
+    assert [(b["id"], b["scope"], b["who"], b["status"].spent_text, b["status"].limit_text, b["status"].percent)
+            for b in board.budgets] == [("daily-spend", "site", "", "1.25 USD", "5.00 USD", 25),
+                                        ("per-user", "resource each", "alice", "1200 tokens", "1000 tokens", 100)]
+    assert board.budgets[0]["status"].resets_at.isoformat() == f"{tomorrow}T00:00:00+00:00"
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert "daily-spend</a> (hard, per day)" in page
+    assert "1.25 USD of 5.00 USD (25 %)" in page
+    assert f"{tomorrow} 00:00 UTC" in page
+    assert "1200 tokens of 1000 tokens (100 %)" in page and ": runs go on" in page

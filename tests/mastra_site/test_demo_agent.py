@@ -155,3 +155,27 @@ def test_the_demo_agent_has_channels_only_with_their_credentials():
     assert sorted(both["adapters"]) == ["github", "slack"]
     assert both["adapters"]["github"].bot_login == "ops-bot"
     assert demo_channels({"GITHUB_WEBHOOK_SECRET": "w"}) is None  # no token, no app key
+
+
+def test_the_demo_agent_falls_back_to_the_offline_echo_model(settings):
+    from mastra_site.mastra import demo_model
+
+    settings.MASTRA_DEFAULT_MODEL = "openai/gpt-4o-mini"
+    assert demo_model() == [{"model": "openai/gpt-4o-mini", "max_retries": 2}, {"model": "local/echo"}]
+    settings.MASTRA_DEFAULT_MODEL = "local/echo"
+    assert demo_model() == "local/echo"
+
+
+def test_the_demo_agent_speaks_and_listens_only_with_an_openai_key_or_server():
+    from agents.runtime import CompositeVoice, OpenAIVoice
+    from mastra_site.mastra import demo_voice
+
+    assert demo_voice({}) is None
+    assert demo_voice({"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "sk-ant"}) is None
+    for env in ({"OPENAI_API_KEY": "sk-1"}, {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}):
+        voice = demo_voice(env)
+        assert isinstance(voice, CompositeVoice)
+        assert isinstance(voice.input, OpenAIVoice) and isinstance(voice.output, OpenAIVoice)
+        assert (voice.speaks, voice.listens) == (True, True)  # the chat page's microphone and Play buttons
+    # the site's agent takes the voice demo_voice() gives for the environment it started in
+    assert ops_agent.has_voice is (demo_voice() is not None)

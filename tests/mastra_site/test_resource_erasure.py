@@ -91,11 +91,13 @@ def test_after_erasure_no_row_anywhere_holds_or_points_at_the_resource(alice, bo
         "agents.ThreadInput": {"deleted": 1}, "agents.ThreadLease": {"deleted": 2},
         "agents.ToolApproval": {"deleted": 1, "anonymised": 1}, "agents.TraceSpan": {"deleted": 3},
         "inbox.NotificationRecord": {"deleted": 2}, "inbox.WebhookDelivery": {"deleted": 1},
-        "inbox.WebhookEndpoint": {"deleted": 1}, "authtoken.Token": {"deleted": 1},
+        "inbox.WebhookEndpoint": {"deleted": 1}, "inbox.WebhookRefusal": {"deleted": 1},
+        "authtoken.Token": {"deleted": 1},
         "schedules.Schedule": {"deleted": 1}, "schedules.ScheduleTrigger": {"deleted": 1},
         "agent_channels.ChannelThread": {"deleted": 1}, "agent_channels.ChannelEvent": {"deleted": 1},
         "agent_channels.ChannelRun": {"deleted": 1}, "agent_channels.OutboxMessage": {"deleted": 1},
         "agent_channels.ChannelApproval": {"deleted": 1}, "agent_channels.ChannelDecision": {"deleted": 1},
+        "budgets.BudgetCounter": {"deleted": 2}, "budgets.ActiveRunSlot": {"deleted": 1},
         "sessions.Session": {"deleted": 1}, "auth.User": {"anonymised": 1}}
 
 

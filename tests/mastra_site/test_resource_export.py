@@ -19,9 +19,11 @@ EXPECTED_COUNTS = {
     "admin.LogEntry": 1, "agents.Message": 3, "agents.Run": 3, "agents.Score": 2, "agents.Thread": 2,
     "agents.ThreadEvent": 4, "agents.ThreadInput": 1, "agents.ThreadLease": 2, "agents.ToolApproval": 2,
     "agents.TraceSpan": 3, "inbox.NotificationRecord": 2, "inbox.WebhookDelivery": 1, "inbox.WebhookEndpoint": 1,
+    "inbox.WebhookRefusal": 1,
     "schedules.Schedule": 1, "schedules.ScheduleTrigger": 1, "agent_channels.ChannelThread": 1,
     "agent_channels.ChannelEvent": 1, "agent_channels.ChannelRun": 1, "agent_channels.OutboxMessage": 1,
-    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1}
+    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1, "budgets.BudgetCounter": 2,
+    "budgets.ActiveRunSlot": 1}
 
 
 @pytest.fixture

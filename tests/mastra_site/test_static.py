@@ -85,7 +85,7 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
             assert body.decode() == hashed_imports(source, manifest), name
         entry = get(f"{base}/static/{manifest['chat/chat.js']}")[2].decode()
         assert module_imports(entry) == sorted(hashed_basename(manifest, f"chat/{module}") for module in (
-            "api.js", "panels.js", "render.js", "socket.js", "state.js"))
+            "api.js", "panels.js", "render.js", "socket.js", "state.js", "voice.js"))
         render = get(f"{base}/static/{manifest['chat/render.js']}")[2].decode()
         assert module_imports(render) == sorted(hashed_basename(manifest, f"chat/{module}")
                                                 for module in ("markdown.js", "state.js"))
@@ -107,7 +107,8 @@ def test_daphne_alone_serves_the_collected_static_files(db_url_for_subprocess, t
             # (the browser fetches the site's favicon when it likes: checked by name below)
             favicon = "/static/" + manifest["favicon.svg"]
             assert {s for s in statics if s[0] != favicon} == {("/static/" + manifest[name], 200, YEAR)
-                                                               for name in ("chat/chat.css", *CHAT_MODULES)}
+                                                               for name in ("chat/chat.css", "chat/voice.css",
+                                                                            *CHAT_MODULES)}
             assert page.get_attribute("link[rel=icon]", "href") == favicon
             assert get(base + favicon)[:2][0] == 200
             # /favicon.ico, which browsers ask for whatever a page links, leads to the same icon

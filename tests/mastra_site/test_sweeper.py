@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
+from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
@@ -16,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from agents.models import Run, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.observability import Score, TraceSpan
 from agents.threads.events import events_read
-from inbox.models import NotificationRecord, WebhookDelivery
+from inbox.models import NotificationRecord, WebhookDelivery, WebhookRefusal
 from mastra_site import sweeper
 from mastra_site.sweeper import POLICIES, sweep_lock, sweep_run
 from mastra_site.tasks import sweep_retention_task
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def retention(settings):
     settings.MASTRA_RETENTION_DAYS = {"thread_events": 14, "thread_inputs": 30, "runs": 90, "notifications": 90,
-                                      "webhook_deliveries": 30}
+                                      "webhook_deliveries": 30, "budget_counters": 400}
     settings.MASTRA_SWEEP_BATCH = 500
     settings.MASTRA_SWEEP_PAUSE_MS = 0
 
@@ -43,7 +44,23 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert {p.setting for p in POLICIES} == set(django_settings.MASTRA_RETENTION_DAYS)
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
-                                           "inbox.WebhookDelivery"]
+                                           "inbox.WebhookDelivery", "inbox.WebhookRefusal",
+                                           "budgets.BudgetCounter", "budgets.ActiveRunSlot"]
+
+
+def test_budget_counters_not_added_to_for_the_setting_go_with_dead_runs_slots():
+    from budgets.models import ActiveRunSlot, BudgetCounter
+
+    def counter(period_key, at):
+        BudgetCounter.objects.create(counter_key="d|site|", period_key=period_key, budget_id="d", scope="site",
+                                     unit="usd", mode="hard", limit=1, spent=0, updated_at=at)
+
+    counter("2025-10-01", NOW - timedelta(days=401))
+    counter("2025-11-01", NOW - timedelta(days=399))
+    ActiveRunSlot.objects.create(run_id="dead", agent_id="a", acquired_at=NOW - timedelta(days=402),
+                                 expires_at=NOW - timedelta(days=401))
+    assert sweep() == {"budgets.BudgetCounter": 1, "budgets.ActiveRunSlot": 1}
+    assert list(BudgetCounter.objects.values_list("period_key", flat=True)) == ["2025-11-01"]
 
 
 # -- thread events --------------------------------------------------------------------------------
@@ -161,6 +178,15 @@ def test_webhook_deliveries_go_but_those_being_handled():
     assert list(WebhookDelivery.objects.order_by("delivery_id").values_list("delivery_id", flat=True)) == ["d2", "d4"]
 
 
+def test_refused_webhook_requests_go_by_their_last_request():
+    e = rows.endpoint("gh", resource_id="alice")
+    for name, last in (("old", ago(40)), ("recent", ago(2))):
+        WebhookRefusal.objects.create(source="github", name=name, endpoint=e, code="invalid_signature", status=401,
+                                      minute=ago(41), first_at=ago(41), last_at=last)
+    assert sweep() == {"inbox.WebhookRefusal": 1}
+    assert list(WebhookRefusal.objects.values_list("name", flat=True)) == ["recent"]
+
+
 # -- settings, dry run, the command ---------------------------------------------------------------
 def test_zero_days_keeps_a_table_forever(settings):
     settings.MASTRA_RETENTION_DAYS = {**settings.MASTRA_RETENTION_DAYS, "thread_events": 0}
@@ -182,7 +208,9 @@ def test_a_dry_run_counts_and_deletes_nothing():
     report = sweep_run(now=NOW, dry_run=True)
     assert {o.table: o.rows for o in report.outcomes} == {
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
-        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0}
+        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "inbox.WebhookRefusal": 0,
+        "budgets.BudgetCounter": 0,
+        "budgets.ActiveRunSlot": 0}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -200,6 +228,9 @@ def test_the_sweep_command_prints_each_table(settings):
         "agents.Score: would delete 0 (runs, older than 90 days)",
         "inbox.NotificationRecord: would delete 0 (notifications, older than 90 days)",
         "inbox.WebhookDelivery: would delete 0 (webhook_deliveries, kept forever)",
+        "inbox.WebhookRefusal: would delete 0 (webhook_deliveries, kept forever)",
+        "budgets.BudgetCounter: would delete 0 (budget_counters, older than 400 days)",
+        "budgets.ActiveRunSlot: would delete 0 (budget_counters, older than 400 days)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3

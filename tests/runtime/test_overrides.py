@@ -155,4 +155,49 @@ def test_the_editor_and_the_runtime_share_one_lock_rule():
     from agents.runtime import overrides
 
     assert locks.EditorLocks is overrides.EditorLocks
-    assert locks.OVERRIDE_FIELDS == overrides.OVERRIDE_FIELDS == ("instructions", "tools", "tool_descriptions")
+    assert locks.OVERRIDE_FIELDS == overrides.OVERRIDE_FIELDS == ("instructions", "tools", "tool_descriptions",
+                                                                  "model")
+
+
+CHAIN = ({"model": "openai/gpt-4o", "max_retries": 0}, {"model": "local/echo", "max_retries": 1, "enabled": True})
+
+
+@pytest.mark.parametrize("editor,editable", [(None, False), (False, False), ({"instructions": True}, False),
+                                             ({"model": True}, True), ({"model": False, "tools": True}, False)])
+def test_the_model_is_editable_only_where_the_code_says_model_true(editor, editable):
+    from agents.runtime.overrides import EditorLocks
+
+    locks = EditorLocks.of(editor)
+    assert locks.editable("model") is editable
+    assert locks.restrict(AgentOverrides(model=CHAIN)).model == (CHAIN if editable else None)
+
+
+def test_editor_model_must_be_a_bool():
+    with pytest.raises(AgentConfigError) as refused:
+        Agent(id="bot", instructions="x", model="local/echo", editor={"model": "yes"})
+    assert str(refused.value) == "editor.model: must be a bool"
+
+
+async def test_a_published_chain_replaces_the_codes_model_and_fails_over(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code_model = ScriptedModel([text_step("from code")])
+    agent = Agent(id="bot", instructions="x", model=code_model, editor={"model": True})
+    Mastra(agents={"bot": agent}, overrides=Provider({("bot", "published"): AgentOverrides(model=CHAIN)}))
+    result = await agent.generate("hello")
+    # no OpenAI key: the first entry is skipped, the run answers on the chain's next model
+    assert (result.text, result.models) == ("echo: hello", ["local/echo"])
+    assert code_model.requests == []
+
+
+async def test_a_locked_model_keeps_the_code_model_whatever_is_stored():
+    code_model = ScriptedModel([text_step("from code")])
+    agent = Agent(id="bot", instructions="x", model=code_model, editor={"instructions": True})
+    Mastra(agents={"bot": agent}, overrides=Provider({("bot", "published"): AgentOverrides(model=CHAIN)}))
+    assert (await agent.generate("hello")).text == "from code"
+
+
+async def test_a_calls_own_model_wins_over_the_published_chain():
+    agent = Agent(id="bot", instructions="x", model="local/echo", editor={"model": True})
+    call_model = ScriptedModel([text_step("from the call")])
+    Mastra(agents={"bot": agent}, overrides=Provider({("bot", "published"): AgentOverrides(model=CHAIN)}))
+    assert (await agent.generate("hello", model=call_model)).text == "from the call"

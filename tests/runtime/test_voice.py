@@ -10,7 +10,7 @@ import pytest
 
 from agents.runtime import Agent, AudioStream, CompositeVoice, LocalVoice, MissingCredentialsError, OpenAIVoice
 from agents.runtime.errors import AgentConfigError
-from agents.runtime.voice import VoiceError
+from agents.runtime.voice import MastraVoice, VoiceError
 from tests.runtime.providers.wire import Reply, WireServer, isolate_env, json_reply
 
 MP3 = bytes([0xFF, 0xF3, 0x44, 0xC4, 0x4D, 0x4F, 0x43, 0x4B, 0x00, 0x80, 0xFE, 0x0A])
@@ -73,6 +73,22 @@ async def test_a_composite_voice_without_a_half_names_the_missing_one():
     with pytest.raises(AgentConfigError) as info:
         CompositeVoice(input="openai")
     assert info.value.field == "voice.input"
+
+
+def test_a_voice_says_whether_it_speaks_and_listens():
+    class SpeakingOnly(MastraVoice):
+        async def speak(self, input, *, speaker=None, **options):
+            return AudioStream.of_bytes(b"x", format="mp3")
+
+    abilities = lambda voice: (voice.speaks, voice.listens)  # noqa: E731
+    assert abilities(LocalVoice()) == (True, True)
+    assert abilities(OpenAIVoice()) == (True, True)
+    assert abilities(SpeakingOnly()) == (True, False)
+    assert abilities(MastraVoice()) == (False, False)
+    assert abilities(CompositeVoice(input=LocalVoice())) == (False, True)
+    assert abilities(CompositeVoice(output=LocalVoice(), input=SpeakingOnly())) == (True, False)
+    assert abilities(agent_with().voice) == (False, False)
+    assert abilities(agent_with(CompositeVoice(input=LocalVoice(), output=LocalVoice())).voice) == (True, True)
 
 
 @pytest.mark.asyncio

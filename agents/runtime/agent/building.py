@@ -58,12 +58,18 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
             agent.request_context_schema.validate(request_context)
         except ToolValidationError as exc:
             raise RequestContextError(f"request_context is invalid: {exc}") from None
-    model_spec = options.get("model") or agent.get_model(request_context)
-    if inspect.isawaitable(model_spec):
-        model_spec = await model_spec
-    chain = chain_of(model_spec, field="options.model" if options.get("model") else "model")
-    model = chain_credentials_check(chain)
     definition = await effective_definition(agent, request_context=request_context, versions=options.get("versions"))
+    # the call's model, else the editor's published chain, else the code's
+    if options.get("model"):
+        model_spec, where = options["model"], "options.model"
+    elif definition.model:
+        model_spec, where = list(definition.model), "editor.model"
+    else:
+        model_spec, where = agent.get_model(request_context), "model"
+        if inspect.isawaitable(model_spec):
+            model_spec = await model_spec
+    chain = chain_of(model_spec, field=where)
+    model = chain_credentials_check(chain)
     if options.get("instructions") is not None:
         system = system_messages(options["instructions"], "options.instructions")
     else:
@@ -140,6 +146,8 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
         resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span, chain=chain,
+        # the site's budgets and limits (``Mastra(policy=, budgets=)``): none for an agent on its own
+        policy=getattr(agent.mastra, "policy", None), budgets=getattr(agent.mastra, "budgets", ()),
     )
 
 

@@ -8,7 +8,7 @@ from ..errors import AgentConfigError
 from ..providers.router import parse_model_id
 from ..tools import Tool
 
-EDITOR_KEYS = ("instructions", "tools")
+EDITOR_KEYS = ("instructions", "tools", "model")
 #: the keywords ``Agent()`` takes (Mastra's constructor options, snake_case)
 AGENT_OPTIONS = ("id", "name", "instructions", "model", "description", "metadata", "tools", "hooks", "agents",
                  "default_options", "memory", "input_processors", "output_processors", "max_processor_retries",
@@ -19,16 +19,17 @@ AGENT_OPTIONS = AGENT_OPTIONS + ("scorers", "mastra", "transform", "workflows", 
 
 
 def validate_editor(editor: Any) -> Any:
-    """``editor``: None, False or ``{'instructions': bool, 'tools': bool | {'description': bool}}``."""
+    """``editor``: None, False or ``{'instructions': bool, 'tools': bool | {'description': bool},
+    'model': bool}`` (``model`` is this site's addition: Mastra's editor never changes the model)."""
     if editor is None or editor is False:
         return editor
     if not isinstance(editor, dict):
         raise AgentConfigError("editor", "must be False or {'instructions': bool, 'tools': bool | {'description': bool}}")
     for key, value in editor.items():
         if key not in EDITOR_KEYS:
-            raise AgentConfigError(f"editor.{key}", "unknown key (expected 'instructions' or 'tools')")
-        if key == "instructions" and not isinstance(value, bool):
-            raise AgentConfigError("editor.instructions", "must be a bool")
+            raise AgentConfigError(f"editor.{key}", "unknown key (expected 'instructions', 'tools' or 'model')")
+        if key in ("instructions", "model") and not isinstance(value, bool):
+            raise AgentConfigError(f"editor.{key}", "must be a bool")
         if key == "tools" and not isinstance(value, bool):
             if not isinstance(value, dict) or set(value) - {"description"} or not isinstance(value.get("description", False), bool):
                 raise AgentConfigError("editor.tools", "must be a bool or {'description': bool}")

@@ -14,7 +14,8 @@ from ..scoring import scorers_start, scoring_data
 from ..stored_messages import answers_stamped, error_entry, stored_form
 from ..tracing import spans_export
 from ..transforms import transcript_messages
-from . import processing, structured
+from ..run_policy import RESOURCE_ID_KEY
+from . import processing, spending, structured
 from .hooks import maybe_await
 from .payloads import chunk_request, chunk_response
 
@@ -40,6 +41,8 @@ async def finalize(run: Any) -> GenerateResult:
     if save and write_end is None:
         await save_memory(run)
     result = build_result(run, text)
+    # before the thread's lease goes to the next run: that run must find this one's slot free
+    await spending.spend_end(run)
     await run.send(run.chunk("finish", {
         "stepResult": {"reason": run.finish_reason},
         "output": {"usage": run.usage.camel()},
@@ -138,6 +141,10 @@ async def stored_messages(run: Any, pending: list[dict]) -> list[dict]:
         failure = [error_entry(message_id=new_id(), created_at=now_iso(), agent_id=agent_id, run_id=run.run_id,
                                code=getattr(error, "code", None) or "run_failed",
                                reason=redact_text(str(error)) if error else "the run failed")]
+    if run.notices and run.memory and not run.memory.get("read_only"):
+        # a soft budget's notice, then why the run failed; each notice is saved once
+        failure = run.notices + failure
+        run.notices = []
     if not pending:
         return failure
     mem = run.memory or {}
@@ -169,9 +176,6 @@ async def _record(run: Any) -> None:
         logger.exception("could not record run %s", run.run_id)
 
 
-#: the request context key that names the resource a run without memory belongs to (as Mastra's
-#: server sets it for an authenticated caller): only that resource may act on the run afterwards
-RESOURCE_ID_KEY = "mastra__resourceId"
 
 
 def record_dict(run: Any) -> dict:

@@ -28,7 +28,7 @@ from ..signal import create_signal, echo_chunk, render_signal
 from ..tools import Tool
 from .. import transforms
 from ..logcontext import enter_run, leave_run
-from . import ending, processing, resume_state, step, tool_phase
+from . import ending, processing, resume_state, spending, step, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
 from .payloads import chunk_request, chunk_response
 
@@ -53,7 +53,7 @@ class Run:
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
                  resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None,
-                 chain: tuple[ChainEntry, ...] | None = None):
+                 chain: tuple[ChainEntry, ...] | None = None, policy: Any = None, budgets: tuple = ()):
         self.agent = agent
         self.run_id = run_id
         self.model = model  # the first enabled model of the chain (titles, prepare_step's "model")
@@ -101,6 +101,11 @@ class Run:
         self.transforming = transforms.transforming(self)
         self.span = span  # the run's root span (``agents.runtime.tracing``); None for a bare Run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
+        #: the site's run policy (``agents.runtime.run_policy``; None: no budget or limit) and budgets in code
+        self.policy = policy
+        self.budgets = budgets
+        self.policy_ended = False  # the policy's ``run_end`` was called
+        self.notices: list[dict] = []  # notice entries for the thread (a soft budget spent), saved with the run
         self.resumed = False
         self.started = False  # set once ``execute`` can take a cancellation (see Agent._execute)
         if suspended_state is not None:
@@ -127,6 +132,7 @@ class Run:
         try:
             return await self._execute(resuming)
         finally:
+            await spending.spend_end(self)
             leave_run(token)
 
     async def _execute(self, resuming: bool) -> GenerateResult:

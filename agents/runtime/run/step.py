@@ -14,7 +14,7 @@ from ..providers.base import ModelRequest
 from ..signal import echo_chunk, render_signal, state_to_signal
 from ..stored_messages import to_model_messages
 from ..providers.chain import chain_of
-from . import model_call, processing, structured, tool_phase
+from . import model_call, processing, spending, structured, tool_phase
 from .hooks import maybe_await
 
 
@@ -55,6 +55,7 @@ async def model_step(run: Any) -> None:
             await compute_state(run, processor, messages, step_number)
     await run.take_inputs_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
+    await spending.spend_check(run)  # may refuse the call (a budget, a limit): the run ends here
     span = run.span.create_child_span(
         # the system instructions stay out of stored spans, as out of chunks (docs/security.md)
         name=f"step: {step_number}", type="model_step",
@@ -71,6 +72,7 @@ async def model_step(run: Any) -> None:
         span.end(output={"text": step.text, "tool_calls": [c["payload"] for c in step.tool_calls]},
                  attributes={"finish_reason": step.finish_reason, "usage": dict(step.usage)})
     run.steps.append(step)
+    await spending.spend_record(run, step)
     if step.tool_calls:
         run.pending_calls = list(step.tool_calls)
         run.done_results = []

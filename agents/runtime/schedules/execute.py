@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import MastraError
 from ..run.hooks import maybe_await
+from ..run_policy import CHANNEL_KEY
 from ..naming import snake_keys
 from .records import Schedule
 
@@ -136,7 +137,8 @@ async def _fire_into_thread(agent: Any, schedule: Schedule, effective: dict, bas
 async def _fire_generate(agent: Any, schedule: Schedule, effective: dict, base: dict, hooks: dict) -> FireResult:
     try:
         result = await agent.generate(effective.get("prompt") or "",
-                                      provider_options=_provider_options(effective, schedule.id))
+                                      provider_options=_provider_options(effective, schedule.id),
+                                      request_context={CHANNEL_KEY: "schedule"})
         error = result.error
     except Exception as exc:  # noqa: BLE001 - the run's error is the fire's
         result, error = None, exc

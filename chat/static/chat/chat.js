@@ -9,6 +9,7 @@ import { notifications, queuePanel, threadList } from "./panels.js";
 import { clear, createRenderer, el } from "./render.js";
 import { openThreadSocket } from "./socket.js";
 import { initialState, reduce } from "./state.js";
+import { createVoice } from "./voice.js";
 
 const $ = function (id) { return document.getElementById(id); };
 const ui = {
@@ -35,8 +36,16 @@ function agentName(id) {
   return a ? a.name : (wanted || "Agent");
 }
 
+// the microphone and the answers' Play buttons, for agents with a voice (voice.js)
+const voice = createVoice({
+  agent: function (id) { return agents.filter(function (x) { return x.id === id; })[0] || null; },
+  current: function () { return agentId; },
+  composer: ui.composer
+});
+
 const renderer = createRenderer(ui, {
   agentName: agentName,
+  turnControls: voice.turnControls,
   retry: function (text) {
     if (sendFrame({ type: "send-message", message: text })) {
       unanswered.push(text);
@@ -96,6 +105,7 @@ function openThread(agent, thread) {
   const hash = "#/agents/" + encodeURIComponent(agent) + "/threads/" + encodeURIComponent(thread);
   if (location.hash !== hash) history.replaceState(null, "", hash);
   threads.mark();
+  voice.refresh();
   socket = openThreadSocket({
     agentId: agent,
     threadId: thread,
@@ -169,6 +179,7 @@ setInterval(function () { if (document.visibilityState === "visible") notifs.loa
 // -- start ----------------------------------------------------------------------------------------
 api("GET", "/chat/api/agents").then(function (data) {
   agents = data.agents || [];
+  voice.setLimits(data.voiceLimits);
   clear(ui.agent);
   agents.forEach(function (a) {
     const o = el("option", null, a.name);

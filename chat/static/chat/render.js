@@ -65,6 +65,12 @@ function signalNode(sig) {
   return node;
 }
 
+/* The text an assistant turn has written so far (its text parts, as markdown). */
+function turnText(item) {
+  return (item ? item.parts : []).filter(function (p) { return p.kind === "text"; })
+    .map(function (p) { return p.text; }).join("\n\n");
+}
+
 /* Keeps ``node`` right after ``prev`` (first in ``parent`` when prev is null); returns node. */
 function place(parent, node, prev) {
   const want = prev ? prev.nextSibling : parent.firstChild;
@@ -74,7 +80,9 @@ function place(parent, node, prev) {
 
 /* createRenderer(ui, actions) -> {render(state), follow()}. ``actions.decide(approval, approved)``
  * answers an approval card; ``actions.agentName(agentId)`` labels the assistant's turns (each with
- * the agent that answered); ``actions.retry(text)`` sends a failed run's input again. */
+ * the agent that answered); ``actions.retry(text)`` sends a failed run's input again;
+ * ``actions.turnControls(node, agentId, text)`` (optional) adds an answer's buttons, ``text()``
+ * being the answer's text when asked. */
 export function createRenderer(ui, actions) {
   const items = new Map(); // item key -> {item, node, ...}
   const approvals = new Map(); // tool key -> {approval, node, yes, no}
@@ -189,7 +197,10 @@ export function createRenderer(ui, actions) {
     const body = el("div", "msg-body");
     wrap.appendChild(body);
     if (item.runId) wrap.setAttribute("data-run-id", item.runId);
-    return { node: wrap, body: body, parts: new Map(), notes: 0 };
+    const entry = { node: wrap, body: body, parts: new Map(), notes: 0 };
+    // the answer's own buttons (voice.js: Play), reading its text as it is when they are pressed
+    if (actions.turnControls) actions.turnControls(wrap, item.agentId, function () { return turnText(entry.item); });
+    return entry;
   }
 
   function drawTurn(entry, item, state) {

@@ -21,6 +21,8 @@
  *   replaced by every call.
  */
 
+import { budgetNoticeText, refusalCard } from "./limits.js";
+
 export const WAITING_FOR_APPROVAL = "Waiting for approval…";
 const KEEP_GAPS = 50;
 const KEEP_ERRORS = 50;
@@ -377,6 +379,16 @@ function formatTwo(s, m) {
   if (m.role !== "assistant") return;
   const meta = content.metadata || {};
   const turnKey = turnFor(s, null, meta.agentId || null);
+  if (meta.notice) { // a soft budget's notice (limits.js)
+    turnNote(s, turnKey, budgetNoticeText(meta.notice), "limit-notice");
+    return;
+  }
+  const card = meta.error && refusalCard(meta.error.code, meta.error.message);
+  if (card) { // a budget or limit refusal: a card of its own (limits.js)
+    turnNote(s, turnKey, card.text, card.cls, card.retry ? inputBefore(s, turnKey) : undefined);
+    s.standalone = null;
+    return;
+  }
   if (meta.error) { // a failed run's entry: why it failed, and a way to try again
     turnNote(s, turnKey, "⚠ " + (meta.error.message || meta.error.code || "The run failed."), "error-note",
       inputBefore(s, turnKey));
@@ -456,6 +468,9 @@ function applyChunk(s, c) {
     case "data-signal":
       showSignal(s, c.data || {}, runId);
       break;
+    case "data-budget-notice":
+      if (!runNote(s, runId, budgetNoticeText(c.data), "limit-notice")) notice(s, budgetNoticeText(c.data), "limit-notice");
+      break;
     case "data-model-retry":
       dropDiscarded(s, runId, c.data && c.data.discarded);
       break;
@@ -499,7 +514,9 @@ function applyChunk(s, c) {
         s.activeRunId = runId;
         s.runLabel = WAITING_FOR_APPROVAL;
       } else if (reason !== "tool-calls") {
-        if (reason === "error" && runId && s.runTurn[runId]) {
+        // a refused run has its card (limits.js): no retry of a call its budget refuses
+        const refused = s.errors.some(function (e) { return e.runId === runId && refusalCard(e.code); });
+        if (reason === "error" && runId && s.runTurn[runId] && !refused) {
           runNote(s, runId, "The run failed.", "error-note", inputBefore(s, s.runTurn[runId].turn));
         }
         if (reason === "length") runNote(s, runId, "Stopped at the length limit.", "muted");
@@ -518,6 +535,12 @@ function applyChunk(s, c) {
     case "error": {
       const err = (p.error && (p.error.message || p.error.code)) || "error";
       recordError(s, { runId: runId, code: (p.error && p.error.code) || null, message: err });
+      const card = refusalCard(p.error && p.error.code, p.error && p.error.message);
+      if (card) { // a budget or limit refusal (limits.js)
+        const retry = card.retry && runId && s.runTurn[runId] ? inputBefore(s, s.runTurn[runId].turn) : undefined;
+        if (!runNote(s, runId, card.text, card.cls, retry)) notice(s, card.text, card.cls);
+        break;
+      }
       if (!runNote(s, runId, "⚠ " + err, "error-note")) notice(s, err, "error-note");
       break;
     }

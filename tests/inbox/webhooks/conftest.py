@@ -21,6 +21,17 @@ def _api_site(api_site, settled_runs):
     """Every test here runs on ``tests.agents.api.site`` (tests/conftest.py)."""
 
 
+@pytest.fixture(autouse=True)
+def _refusal_batcher():
+    """Each test starts with no refusal held or written by this process (the database under the
+    batcher is rolled back between tests)."""
+    from inbox.webhooks.refusals import refusal_batcher
+
+    refusal_batcher.reset()
+    yield
+    refusal_batcher.reset()
+
+
 def fixture_bytes(source: str, name: str) -> bytes:
     return (FIXTURES / source / f"{name}.json").read_bytes()
 

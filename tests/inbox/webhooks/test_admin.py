@@ -13,28 +13,104 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def admin_client(client):
+    """root (a superuser) signed in; alice and bob are the site's other users (owners to choose)."""
     get_user_model().objects.create_superuser("root", password="pw")
+    get_user_model().objects.create_user("alice", password="pw")
+    get_user_model().objects.create_user("bob", password="pw")
     client.login(username="root", password="pw")
     return client
 
 
+NEW = {"name": "ops", "source": "github", "new_secret": "s3cret", "agent_id": "echo", "resource_id": "alice",
+       "thread_template": "github:{repository}", "mention_name": "", "enabled": "on"}
+
+
+def form_errors(response) -> dict:
+    return {name: list(errors) for name, errors in response.context["adminform"].form.errors.items()}
+
+
 def test_an_endpoint_is_created_in_the_admin(admin_client):
-    response = admin_client.post("/admin/inbox/webhookendpoint/add/", {
-        "name": "ops", "source": "github", "new_secret": "s3cret", "agent_id": "ops-assistant", "resource_id": "alice",
-        "thread_template": "github:{repository}", "priority_rules": '{"ci-status": "urgent"}', "mention_name": "",
-        "enabled": "on"})
+    response = admin_client.post("/admin/inbox/webhookendpoint/add/", {**NEW, "priority_ci_status": "urgent",
+                                                                       "priority_mention": "low"})
     assert response.status_code == 302
     endpoint = WebhookEndpoint.objects.get()
-    assert (endpoint.source, endpoint.priority_rules, endpoint.secret) == ("github", {"ci-status": "urgent"}, "s3cret")
+    assert (endpoint.source, endpoint.agent_id, endpoint.resource_id, endpoint.priority_rules, endpoint.secret) == (
+        "github", "echo", "alice", {"ci-status": "urgent", "mention": "low"}, "s3cret")
 
 
-def test_bad_rules_and_templates_are_refused(admin_client):
-    response = admin_client.post("/admin/inbox/webhookendpoint/add/", {
-        "name": "ops", "source": "github", "new_secret": "s", "agent_id": "a", "resource_id": "r",
-        "thread_template": "github:{nope}", "priority_rules": '{"ci-status": "loud"}', "enabled": "on"})
+def test_the_agent_and_the_owner_are_chosen_from_lists(admin_client):
+    page = admin_client.get("/admin/inbox/webhookendpoint/add/").content.decode()
+    agents = page[page.index('<select name="agent_id"'):]
+    agents = agents[:agents.index("</select>")]
+    assert agents.count("<option") == 3  # the blank, echo, slow: plain has no memory
+    assert '<option value="echo">Echo (echo)</option>' in agents
+    assert '<option value="slow">Slow (slow)</option>' in agents and "plain" not in agents
+    owners = page[page.index('<select name="resource_id"'):]
+    owners = owners[:owners.index("</select>")]
+    assert [line.split('"')[1] for line in owners.split("<option")[1:]] == ["", "alice", "bob", "root"]
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("agent_id", "nope", "Select a valid choice. nope is not one of the available choices."),
+    ("agent_id", "plain", "Select a valid choice. plain is not one of the available choices."),
+    ("resource_id", "mallory", "Select a valid choice. mallory is not one of the available choices."),
+    ("thread_template", "github:{nope}",
+     "Unknown placeholder {nope}: use {source}, {repository}, {branch}, {number}, {channel}, {user}."),
+    ("thread_template", "github:{repository.owner}",
+     "Unknown placeholder {repository.owner}: use {source}, {repository}, {branch}, {number}, {channel}, {user}."),
+    ("thread_template", "github:{repository",
+     "Not a valid template (expected '}' before end of string); use {source}, {repository}, {branch}, {number}, "
+     "{channel}, {user}, and {{ }} for a literal brace."),
+    ("priority_ci_status", "loud", "Select a valid choice. loud is not one of the available choices."),
+    ("priority_direct_message", "high", "GitHub sends no direct-message notifications: leave it on the default."),
+])
+def test_a_bad_value_is_a_form_error_and_nothing_is_stored(admin_client, field, value, message):
+    response = admin_client.post("/admin/inbox/webhookendpoint/add/", {**NEW, field: value})
     assert response.status_code == 200
-    assert b"a JSON object of kind" in response.content
+    assert form_errors(response) == {field: [message]}
     assert WebhookEndpoint.objects.count() == 0
+
+
+def test_an_endpoint_saved_before_the_checks_shows_its_bad_agent_and_owner_until_fixed(admin_client):
+    endpoint = WebhookEndpoint.objects.create(name="old", source="slack", secret="s", agent_id="plain",
+                                              resource_id="carol", priority_rules={"mention": "urgent"})
+    url = f"/admin/inbox/webhookendpoint/{endpoint.pk}/change/"
+    page = admin_client.get(url).content.decode()
+    assert '<option value="plain" selected>plain (not an agent with memory on this site)</option>' in page
+    assert '<option value="carol" selected>carol (no such active user)</option>' in page
+    assert '<option value="urgent" selected>urgent</option>' in page
+    form = {**NEW, "name": "old", "source": "slack", "new_secret": "", "agent_id": "plain", "resource_id": "carol",
+            "priority_mention": "urgent"}
+    response = admin_client.post(url, form)
+    assert form_errors(response) == {
+        "agent_id": ["Agent 'plain' has no memory: it cannot take notifications (they go to a thread)."],
+        "resource_id": ["Unknown owner 'carol': choose an active user (the threads and notifications are theirs)."]}
+    assert admin_client.post(url, {**form, "agent_id": "echo", "resource_id": "bob"}).status_code == 302
+    endpoint.refresh_from_db()
+    assert (endpoint.agent_id, endpoint.resource_id, endpoint.priority_rules, endpoint.secret) == (
+        "echo", "bob", {"mention": "urgent"}, "s")
+
+
+def test_the_page_shows_the_full_url_to_paste_into_the_sender(admin_client, settings):
+    endpoint = WebhookEndpoint.objects.create(name="ops", source="github", secret="s", agent_id="echo",
+                                              resource_id="alice")
+    url = f"/admin/inbox/webhookendpoint/{endpoint.pk}/change/"
+    assert '<code id="webhook-url" data-base="http://testserver/api/webhooks">' \
+           'http://testserver/api/webhooks/github/ops</code>' in admin_client.get(url).content.decode()
+    listing = admin_client.get("/admin/inbox/webhookendpoint/").content.decode()
+    assert '<td class="field-webhook_path">/api/webhooks/github/ops</td>' in listing
+    # behind a TLS proxy, at the host the site is reached by
+    settings.ALLOWED_HOSTS = ["hooks.example.com"]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    page = admin_client.get(url, headers={"Host": "hooks.example.com", "X-Forwarded-Proto": "https"})
+    assert ">https://hooks.example.com/api/webhooks/github/ops</code>" in page.content.decode()
+
+
+def test_the_priority_rules_say_what_each_kind_defaults_to(admin_client):
+    page = admin_client.get("/admin/inbox/webhookendpoint/add/").content.decode()
+    assert '<option value="" selected>default (GitHub: high)</option>' in page  # ci-status
+    assert '<option value="" selected>default (GitHub: medium, Slack: high)</option>' in page  # mention
+    assert "Sent by GitHub and Slack." in page
 
 
 def test_deliveries_are_read_only(admin_client):
@@ -48,7 +124,7 @@ def test_deliveries_are_read_only(admin_client):
 
 SECRET = "whsec-do-not-show-4711"
 FORM = {"name": "ops", "source": "github", "agent_id": "echo", "resource_id": "alice",
-        "thread_template": "github:{repository}", "priority_rules": "{}", "mention_name": "", "enabled": "on"}
+        "thread_template": "github:{repository}", "mention_name": "", "enabled": "on"}
 
 
 @pytest.fixture

@@ -2,14 +2,14 @@
 
 from django.db import migrations, models
 
-from mastra_site.migration_operations import AddIndexOnline
+from agents.migration_operations import AddIndexOnline
 
 
 class Migration(migrations.Migration):
     atomic = False  # CREATE INDEX CONCURRENTLY on PostgreSQL
 
     dependencies = [
-        ('agents', '0011_run_models'),
+        ('agents', '0012_agent_model_edit_permission'),
     ]
 
     operations = [

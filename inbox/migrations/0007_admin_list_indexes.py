@@ -2,15 +2,15 @@
 
 from django.db import migrations, models
 
-from mastra_site.migration_operations import AddIndexOnline
+from agents.migration_operations import AddIndexOnline
 
 
 class Migration(migrations.Migration):
     atomic = False  # CREATE INDEX CONCURRENTLY on PostgreSQL
 
     dependencies = [
-        ('agents', '0012_admin_list_indexes'),
-        ('inbox', '0005_webhook_event_key'),
+        ('agents', '0013_admin_list_indexes'),
+        ('inbox', '0006_webhook_refusals_and_ignored_reason'),
     ]
 
     operations = [

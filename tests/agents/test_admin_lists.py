@@ -1,4 +1,4 @@
-"""The admin's lists of tables that grow without bound (mastra_site.admin_lists): filters offer the
+"""The admin's lists of tables that grow without bound (agents.admin_lists): filters offer the
 values of the last days, an unfiltered list of a large PostgreSQL table is counted from the
 planner's statistics, a filtered one exactly."""
 
@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Run
-from mastra_site import admin_lists
+from agents import admin_lists
 from tests.queries import statements
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class LedgerConfig(AppConfig):
+    name = "ledger"
+    default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = "Cost ledger"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_delete, post_save
+
+        from .models import ModelPrice
+        from .prices import prices_forget
+
+        # an edit in this process is seen at once; other processes reload within the cache's lifetime
+        post_save.connect(prices_forget, sender=ModelPrice, dispatch_uid="ledger.prices.save")
+        post_delete.connect(prices_forget, sender=ModelPrice, dispatch_uid="ledger.prices.delete")
