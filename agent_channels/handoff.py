@@ -31,6 +31,7 @@ from agents.runtime.channels import ChannelMessage
 from agents.runtime.channels.text import sender_prefix
 from agents.runtime.errors import SignalError
 from agents.runtime.run import maybe_await
+from agents.runtime.tracing import if_idle_with_channel
 
 from . import slack
 from .adapters import channel_adapter
@@ -198,7 +199,9 @@ async def send(agent, event: dict, message: ChannelMessage):
             {"contents": message.contents, "id": f"ch_{event['platform']}_{event['id']}",
              "metadata": {"channel": {"platform": message.platform, "user": message.user, "name": message.user_name,
                                       "thread": message.thread_key}}},
-            resource_id=message.resource_id, thread_id=message.thread_id)
+            resource_id=message.resource_id, thread_id=message.thread_id,
+            # the run it starts came from the platform (the cost ledger's channel: slack, github)
+            if_idle=if_idle_with_channel(None, message.platform))
     except SignalError as exc:
         if exc.code != "duplicate_signal_id":
             raise

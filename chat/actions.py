@@ -17,6 +17,7 @@ from agents.model_choice import amodel_choice_check
 from agents.models import Run
 from agents.registry import get_mastra
 from agents.runtime.errors import SignalError
+from agents.runtime.tracing import if_idle_with_channel
 
 from .frames import Frame
 from .snapshot import athread_queued
@@ -55,6 +56,8 @@ async def message_send(target: Target, frame: Frame) -> list[dict]:
         options = {"model": frame.model}
         await amodel_choice_check(options, agent=target.agent, user=target.user)
         branches["if_idle"] = {"stream_options": options}
+    # a run the message starts was started from the chat page (the cost ledger's channel)
+    branches["if_idle"] = if_idle_with_channel(branches.get("if_idle"), "chat")
     result = await send(message, resource_id=target.resource_id, thread_id=target.thread_id, **branches)
     frames = [accepted_frame(result)]
     if frame.type == "queue-message":

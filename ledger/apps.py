@@ -9,8 +9,14 @@ class LedgerConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
+        from agents.runtime.tracing import add_step_observer
+
         from .models import ModelPrice
         from .prices import prices_forget
+        from .writer import step_record
+
+        # every answered model step of this process's runs goes to the ledger's background writer
+        add_step_observer(step_record)
 
         # an edit in this process is seen at once; other processes reload within the cache's lifetime
         post_save.connect(prices_forget, sender=ModelPrice, dispatch_uid="ledger.prices.save")

@@ -8,6 +8,7 @@ from agents.connections import async_twin
 from agents.model_choice import amodel_choice_check
 from agents.registry import get_mastra
 from agents.runtime.run.ending import RESOURCE_ID_KEY
+from agents.runtime.tracing import CHANNEL_KEY
 from agents.selectors import run_id_taken
 
 from . import openapi
@@ -50,7 +51,8 @@ async def run_arguments(view: ApiView, request, agent) -> tuple:
     context = options.get("request_context")
     if context is not None and not isinstance(context, dict):
         raise ApiError("requestContext must be an object", code="invalid_field")
-    options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id}
+    options["request_context"] = {**(context or {}), RESOURCE_ID_KEY: view.caller.resource_id,
+                                  CHANNEL_KEY: "api"}
     run_id = options.get("run_id")
     if isinstance(run_id, str) and run_id and await async_twin(run_id_taken)(run_id):
         raise ApiError("runId is already used by another run: leave it out or choose a new one",

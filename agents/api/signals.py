@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 
 from agents.model_choice import amodel_choice_check
 from agents.runtime.naming import camel_keys
+from agents.runtime.tracing import if_idle_with_channel
 
 from . import openapi
 from .base import ApiView, json_response
@@ -30,7 +31,8 @@ async def branches(body: dict, *, agent, user) -> dict:
         options.pop("memory", None)
         await amodel_choice_check(options, agent=agent, user=user, prefix="ifIdle.streamOptions.")
         if_idle = {**if_idle, "streamOptions": options}
-    return {"if_active": optional_dict(body, "ifActive"), "if_idle": if_idle}
+    # a run the input starts was started through the API (the cost ledger's channel)
+    return {"if_active": optional_dict(body, "ifActive"), "if_idle": if_idle_with_channel(if_idle, "api")}
 
 
 class SendView(ApiView):

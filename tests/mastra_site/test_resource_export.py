@@ -21,7 +21,8 @@ EXPECTED_COUNTS = {
     "agents.TraceSpan": 3, "inbox.NotificationRecord": 2, "inbox.WebhookDelivery": 1, "inbox.WebhookEndpoint": 1,
     "schedules.Schedule": 1, "schedules.ScheduleTrigger": 1, "agent_channels.ChannelThread": 1,
     "agent_channels.ChannelEvent": 1, "agent_channels.ChannelRun": 1, "agent_channels.OutboxMessage": 1,
-    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1}
+    "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1, "ledger.LedgerEntry": 3,
+    "ledger.LedgerDaily": 1}
 
 
 @pytest.fixture

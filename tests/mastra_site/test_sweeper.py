@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def retention(settings):
     settings.MASTRA_RETENTION_DAYS = {"thread_events": 14, "thread_inputs": 30, "runs": 90, "notifications": 90,
-                                      "webhook_deliveries": 30}
+                                      "webhook_deliveries": 30, "ledger_entries": 400, "ledger_daily": 3650}
     settings.MASTRA_SWEEP_BATCH = 500
     settings.MASTRA_SWEEP_PAUSE_MS = 0
 
@@ -43,7 +43,7 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert {p.setting for p in POLICIES} == set(django_settings.MASTRA_RETENTION_DAYS)
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
-                                           "inbox.WebhookDelivery"]
+                                           "inbox.WebhookDelivery", "ledger.LedgerEntry", "ledger.LedgerDaily"]
 
 
 # -- thread events --------------------------------------------------------------------------------
@@ -175,6 +175,9 @@ def plant_expired() -> None:
     rows.events(t, range(1, 4), at=ago(20))
     rows.run("old", resource_id="alice", t=t, finished=ago(100))
     rows.notification(t, status=NotificationRecord.Status.SEEN, at=ago(100))
+    rows.ledger_entry("old", at=ago(401))
+    rows.ledger_entry("recent", at=ago(399))
+    rows.ledger_day(at=ago(3651))
 
 
 def test_a_dry_run_counts_and_deletes_nothing():
@@ -182,7 +185,7 @@ def test_a_dry_run_counts_and_deletes_nothing():
     report = sweep_run(now=NOW, dry_run=True)
     assert {o.table: o.rows for o in report.outcomes} == {
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
-        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0}
+        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "ledger.LedgerEntry": 1, "ledger.LedgerDaily": 1}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -200,6 +203,8 @@ def test_the_sweep_command_prints_each_table(settings):
         "agents.Score: would delete 0 (runs, older than 90 days)",
         "inbox.NotificationRecord: would delete 0 (notifications, older than 90 days)",
         "inbox.WebhookDelivery: would delete 0 (webhook_deliveries, kept forever)",
+        "ledger.LedgerEntry: would delete 0 (ledger_entries, older than 400 days)",
+        "ledger.LedgerDaily: would delete 0 (ledger_daily, older than 3650 days)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3

@@ -140,6 +140,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
                                                                            "output_processors")),
         max_processor_retries=options.get("max_processor_retries", agent.max_processor_retries),
         resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span, chain=chain,
+        editor_version=definition.version_id,
     )
 
 

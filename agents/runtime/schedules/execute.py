@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import MastraError
 from ..run.hooks import maybe_await
 from ..naming import snake_keys
+from ..tracing.steps import CHANNEL_KEY, if_idle_with_channel
 from .records import Schedule
 
 logger = logging.getLogger(__name__)
@@ -120,7 +121,8 @@ async def _fire_into_thread(agent: Any, schedule: Schedule, effective: dict, bas
         if signal_id is not None:
             signal["id"] = signal_id
         result = await agent.send_signal(signal, resource_id=resource_id, thread_id=thread_id,
-                                         if_active=effective.get("if_active"), if_idle=effective.get("if_idle"))
+                                         if_active=effective.get("if_active"),
+                                         if_idle=if_idle_with_channel(effective.get("if_idle"), "schedule"))
     except Exception as exc:  # noqa: BLE001 - refused or failed: the fire's error
         return await failed(str(exc) or type(exc).__name__, exc)
     outcome = {"deliver": "delivered", "persist": "persisted", "discard": "discarded", "blocked": "skipped"}.get(
@@ -136,7 +138,8 @@ async def _fire_into_thread(agent: Any, schedule: Schedule, effective: dict, bas
 async def _fire_generate(agent: Any, schedule: Schedule, effective: dict, base: dict, hooks: dict) -> FireResult:
     try:
         result = await agent.generate(effective.get("prompt") or "",
-                                      provider_options=_provider_options(effective, schedule.id))
+                                      provider_options=_provider_options(effective, schedule.id),
+                                      request_context={CHANNEL_KEY: "schedule"})
         error = result.error
     except Exception as exc:  # noqa: BLE001 - the run's error is the fire's
         result, error = None, exc
