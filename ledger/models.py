@@ -107,7 +107,8 @@ class LedgerDaily(models.Model):
 
     class Meta:
         ordering = ["-day"]
-        verbose_name = "ledger day"
+        verbose_name = "cost"
+        verbose_name_plural = "costs"
         constraints = [models.UniqueConstraint(fields=["day", "agent_id", "resource_id", "channel", "provider", "model"],
                                                name="ledger_daily_key")]
         indexes = [models.Index(fields=["resource_id", "day"], name="ledger_daily_resource_day")]

@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
                 ('cost', models.DecimalField(decimal_places=10, default=0, max_digits=20)),
             ],
             options={
-                'verbose_name': 'ledger day',
+                'verbose_name': 'cost', 'verbose_name_plural': 'costs',
                 'ordering': ['-day'],
                 'indexes': [models.Index(fields=['resource_id', 'day'], name='ledger_daily_resource_day')],
                 'constraints': [models.UniqueConstraint(fields=('day', 'agent_id', 'resource_id', 'channel', 'provider', 'model'), name='ledger_daily_key')],
