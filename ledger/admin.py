@@ -12,18 +12,22 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.paginator import Paginator
 from django.db.models import Sum
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.functional import cached_property
 from django.utils.html import format_html
 
 from agents.models import Run
 
-from .models import LedgerDaily, LedgerEntry, LedgerWriteFailure, ModelPrice
+from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure, ModelPrice
 from .selectors import cost_format, costs_build, period
 
 #: the days the list filters' choices come from
 CHOICE_DAYS = 30
+#: the most rows the ledger's list counts (its pages go that far; filters narrow it down)
+COUNT_CAP = 10_000
 
 PRICE_FIELDS = ("provider", "model", "input", "output", "cached_input", "reasoning", "effective_from")
 
@@ -63,11 +67,12 @@ class RecentChoicesFilter(admin.SimpleListFilter):
     (a few hundred rows), not from a ``SELECT DISTINCT`` over every ledger row."""
 
     columns: tuple[str, ...] = ()
+    table = LedgerDaily
     limit = 50
 
     def lookups(self, request, model_admin):
         start, _ = period(CHOICE_DAYS)
-        rows = (LedgerDaily.objects.filter(day__gte=start).values(*self.columns).annotate(total=Sum("cost"))
+        rows = (self.table.objects.filter(day__gte=start).values(*self.columns).annotate(total=Sum("cost"))
                 .order_by("-total", *self.columns)[:self.limit])
         values = ["/".join(str(row[c]) for c in self.columns) for row in rows]
         return [(value, value or "(none)") for value in values]
@@ -88,6 +93,7 @@ class AgentFilter(RecentChoicesFilter):
 
 class ResourceFilter(RecentChoicesFilter):
     title, parameter_name, columns, limit = "resource (top spenders)", "resource_id", ("resource_id",), 20
+    table = LedgerResourceDaily
 
 
 class ChannelFilter(RecentChoicesFilter):
@@ -108,6 +114,15 @@ class DayFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         return queryset.filter(day=self.value()) if self.value() else queryset
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most :data:`COUNT_CAP` rows (a count of a million ledger rows is a scan of the
+    table on every page view): past it, the list shows that many and pages up to there."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[:COUNT_CAP].count()
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -133,9 +148,10 @@ class LedgerEntryAdmin(ReadOnly):
                     "output_tokens", "cached_input_tokens", "reasoning_tokens", "latency_ms", "cost_text", "run_link")
     list_filter = (DayFilter, AgentFilter, ResourceFilter, ChannelFilter, ModelFilter)
     search_fields = ("=run_id", "=resource_id", "=thread_id")
-    # the count of every row would be a scan of the table: the page says "N of many" instead
+    # the count of every row would be a scan of the table: counted up to COUNT_CAP rows at most
     show_full_result_count = False
-    list_per_page = 100
+    paginator = CappedCountPaginator
+    list_per_page = 50
 
     @admin.display(description="model")
     def model_label(self, obj: LedgerEntry) -> str:

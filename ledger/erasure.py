@@ -1,14 +1,17 @@
 """The ledger's rows of an erased resource keep their costs without naming anyone
 (``mastra_site.resource_erasure.ANONYMISERS``): a step's row loses its resource, thread and run;
-the resource's daily sums are added to the anonymous sums of the same day, agent, channel and model
-and deleted. The site's totals stay what they were."""
+the resource's daily sums are added to the anonymous sums (resource "") of the same day and
+deleted. The site's totals stay what they were. (The sums by agent, channel and model name no
+resource.)"""
 
 from __future__ import annotations
 
 from django.db import models
 
-from .models import LedgerDaily
-from .writer import DAILY_KEY, DAILY_SUMS, daily_add
+from .models import LedgerResourceDaily
+from .writer import DAILY_SUMS, daily_add
+
+RESOURCE_KEY = ("day", "resource_id")
 
 
 def entries_anonymise(rows: models.QuerySet) -> tuple[int, int]:
@@ -16,22 +19,18 @@ def entries_anonymise(rows: models.QuerySet) -> tuple[int, int]:
     return 0, rows.update(resource_id="", thread_id="", run_id="")
 
 
-def daily_anonymise(rows: models.QuerySet) -> tuple[int, int]:
-    """Move the sums of ``rows`` (ledger days) to the anonymous rows of their day, agent, channel and
-    model (resource ""); returns (0, anonymised). In the caller's transaction."""
+def resource_daily_anonymise(rows: models.QuerySet) -> tuple[int, int]:
+    """Move the sums of ``rows`` (a resource's days) to the anonymous rows of their days; returns
+    (0, anonymised). In the caller's transaction."""
+    found = list(rows.select_for_update().values_list("pk", "day", *DAILY_SUMS))
     sums: dict[tuple, list] = {}
-    found = list(rows.select_for_update().values_list("pk", *DAILY_KEY, *DAILY_SUMS))
-    for pk, *row in found:
-        key = tuple("" if column == "resource_id" else value for column, value in zip(DAILY_KEY, row))
-        values = list(row[len(DAILY_KEY):])
-        if key in sums:
-            sums[key] = [a + b for a, b in zip(sums[key], values)]
-        else:
-            sums[key] = values
+    for _pk, day, *values in found:
+        key = (day, "")
+        sums[key] = [a + b for a, b in zip(sums[key], values)] if key in sums else list(values)
     if found:
-        LedgerDaily.objects.filter(pk__in=[row[0] for row in found]).delete()
-        daily_add(sums)
+        LedgerResourceDaily.objects.filter(pk__in=[row[0] for row in found]).delete()
+        daily_add(LedgerResourceDaily, RESOURCE_KEY, sums)
     return 0, len(found)
 
 
-__all__ = ["daily_anonymise", "entries_anonymise"]
+__all__ = ["entries_anonymise", "resource_daily_anonymise"]

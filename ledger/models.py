@@ -1,4 +1,5 @@
-"""The price table (``ModelPrice``)."""
+"""The price table (``ModelPrice``), the ledger's rows (``LedgerEntry``), their daily sums
+(``LedgerDaily``, ``LedgerResourceDaily``) and the writes that failed (``LedgerWriteFailure``)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ class LedgerEntry(models.Model):
     which model answered it, its tokens as the provider reported them (null: none reported,
     unknown), its latency and its cost (null: the price table has no price for that model on that
     day, or the tokens are unknown; shown as "no price", never 0). Written in batches by
-    ``ledger.writer``; :class:`LedgerDaily` is kept in step with it in the same transaction."""
+    ``ledger.writer``; :class:`LedgerDaily` and :class:`LedgerResourceDaily` are kept in step with
+    it in the same transaction."""
 
     created_at = models.DateTimeField(help_text="the step's end")
     day = models.DateField(help_text="the step's day (UTC)")
@@ -85,17 +87,12 @@ class LedgerEntry(models.Model):
         return f"{self.run_id} step {self.step_number} ({self.provider}/{self.model})"
 
 
-class LedgerDaily(models.Model):
-    """The ledger summed per day, agent, resource, channel and model: what the costs pages read.
-    ``steps`` counts every step; ``priced_steps`` those with a cost (``cost`` sums theirs); tokens
-    sum the known counts, ``unknown_usage_steps`` counts the steps with none reported."""
+class DailySums(models.Model):
+    """Sums of ledger rows: ``steps`` counts every step; ``priced_steps`` those with a cost (``cost``
+    sums theirs); tokens sum the known counts, ``unknown_usage_steps`` counts the steps with none
+    reported."""
 
     day = models.DateField()
-    agent_id = models.CharField(max_length=255)
-    resource_id = models.CharField(max_length=255, blank=True, default="")
-    channel = models.CharField(max_length=16, blank=True, default="")
-    provider = models.CharField(max_length=64, blank=True, default="")
-    model = models.CharField(max_length=255, blank=True, default="")
     steps = models.BigIntegerField(default=0)
     priced_steps = models.BigIntegerField(default=0)
     unknown_usage_steps = models.BigIntegerField(default=0)
@@ -106,15 +103,41 @@ class LedgerDaily(models.Model):
     cost = models.DecimalField(**COST, default=0)
 
     class Meta:
+        abstract = True
         ordering = ["-day"]
+
+
+class LedgerDaily(DailySums):
+    """The ledger summed per day, agent, channel and model: what the costs pages read for every
+    dimension but the resource (a few thousand rows a month, whatever the number of steps)."""
+
+    agent_id = models.CharField(max_length=255)
+    channel = models.CharField(max_length=16, blank=True, default="")
+    provider = models.CharField(max_length=64, blank=True, default="")
+    model = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta(DailySums.Meta):
         verbose_name = "cost"
         verbose_name_plural = "costs"
-        constraints = [models.UniqueConstraint(fields=["day", "agent_id", "resource_id", "channel", "provider", "model"],
+        constraints = [models.UniqueConstraint(fields=["day", "agent_id", "channel", "provider", "model"],
                                                name="ledger_daily_key")]
-        indexes = [models.Index(fields=["resource_id", "day"], name="ledger_daily_resource_day")]
 
     def __str__(self) -> str:
-        return f"{self.day} {self.agent_id} {self.resource_id} {self.channel} {self.provider}/{self.model}"
+        return f"{self.day} {self.agent_id} {self.channel} {self.provider}/{self.model}"
+
+
+class LedgerResourceDaily(DailySums):
+    """The ledger summed per day and resource: the top resources (one row per active resource a day)."""
+
+    resource_id = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta(DailySums.Meta):
+        verbose_name = "cost by resource"
+        verbose_name_plural = "costs by resource"
+        constraints = [models.UniqueConstraint(fields=["day", "resource_id"], name="ledger_resource_daily_key")]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.resource_id}"
 
 
 class LedgerWriteFailure(models.Model):

@@ -1,7 +1,8 @@
 """Reads of the ledger for the costs page, the dashboard and a run's page.
 
-The sums by day, agent, resource, channel and model read the daily rollup (``LedgerDaily``), never
-the rows: a page costs the same with 1 million rows as with 1,000 (bench/ledger.py). A run's own
+The sums by day, agent, channel and model read the daily sums by agent, channel and model
+(``LedgerDaily``), those by resource the daily sums by resource (``LedgerResourceDaily``), never the
+rows: a page costs the same with 1 million rows as with 1,000 (bench/ledger.py). A run's own
 steps are read from the rows (index on ``run_id``). Every figure carries the URL of its runs: the
 admin's run list filtered by the ledger (``ledger.admin.LedgerRunFilter``).
 """
@@ -16,7 +17,7 @@ from urllib.parse import urlencode
 from django.db.models import Sum
 from django.urls import reverse
 
-from .models import LedgerDaily, LedgerEntry, LedgerWriteFailure
+from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 
 #: the dimensions the costs page sums by: ``name → (columns of LedgerDaily, run filter parameter)``
 DIMENSIONS = {
@@ -103,7 +104,8 @@ def costs_by(dimension: str, start: date, end: date, *, limit: int | None = None
     """The period's sums by ``dimension`` (a key of :data:`DIMENSIONS`): days in order, anything
     else by cost then tokens, highest first (the top spenders), ``limit`` of them."""
     columns, parameter = DIMENSIONS[dimension]
-    rows = (LedgerDaily.objects.filter(day__gte=start, day__lte=end).values(*columns)
+    table = LedgerResourceDaily if dimension == "resource" else LedgerDaily
+    rows = (table.objects.filter(day__gte=start, day__lte=end).values(*columns)
             .annotate(**{f"sum_{n}": Sum(n) for n in SUMS}))
     if dimension == "day":
         rows = rows.order_by("day")

@@ -4,7 +4,8 @@
 connected in ``LedgerConfig.ready``): it only queues the step's record on the process's
 :class:`~agents.batch_writer.BatchWriter`. The writer's thread costs each batch
 (``ledger.prices.step_cost``) and writes it with :func:`entries_write`: the rows and their sums
-in :class:`~ledger.models.LedgerDaily`, in one transaction, so the two never disagree. A batch that
+in :class:`~ledger.models.LedgerDaily` and :class:`~ledger.models.LedgerResourceDaily`, in one
+transaction, so that they never disagree. A batch that
 fails is logged as an error and recorded as a :class:`~ledger.models.LedgerWriteFailure` (so are
 steps dropped from a full queue): the dashboard shows them.
 
@@ -27,13 +28,14 @@ from django.db import connection, connections, transaction
 
 from agents.batch_writer import BatchWriter
 
-from .models import LedgerDaily, LedgerEntry, LedgerWriteFailure
+from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 from .prices import step_cost
 
 logger = logging.getLogger(__name__)
 
-#: the rollup's key columns and its summed columns, in the order of the upsert's values
-DAILY_KEY = ("day", "agent_id", "resource_id", "channel", "provider", "model")
+#: the daily sums' tables and their key columns; every one sums the columns of DAILY_SUMS
+ROLLUPS = ((LedgerDaily, ("day", "agent_id", "channel", "provider", "model")),
+           (LedgerResourceDaily, ("day", "resource_id")))
 DAILY_SUMS = ("steps", "priced_steps", "unknown_usage_steps", "input_tokens", "output_tokens", "cached_input_tokens",
               "reasoning_tokens", "cost")
 TOKENS = (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"),
@@ -90,11 +92,12 @@ def entry_from(record: dict) -> LedgerEntry:
         cost=cost, **tokens)
 
 
-def daily_sums(entries: list[LedgerEntry]) -> dict[tuple, list]:
-    """The rollup's additions of ``entries``: ``{key: [sums in DAILY_SUMS order]}``."""
+def daily_sums(entries: list[LedgerEntry], key: tuple[str, ...]) -> dict[tuple, list]:
+    """What ``entries`` add to the daily sums keyed by the columns ``key``: ``{key: [sums in
+    DAILY_SUMS order]}``."""
     sums: dict[tuple, list] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0, Decimal(0)])
     for e in entries:
-        row = sums[tuple(getattr(e, k) for k in DAILY_KEY)]
+        row = sums[tuple(getattr(e, k) for k in key)]
         row[0] += 1
         if e.cost is not None:
             row[1] += 1
@@ -108,28 +111,28 @@ def daily_sums(entries: list[LedgerEntry]) -> dict[tuple, list]:
     return sums
 
 
-def daily_add(sums: dict[tuple, list]) -> None:
-    """Add ``sums`` to the rollup in one statement (``INSERT ... ON CONFLICT DO UPDATE``, on
-    PostgreSQL and SQLite alike). Keys go in sorted order, so that two writers adding to the same
-    rows lock them in the same order. Call it inside the transaction that writes the rows."""
+def daily_add(model: type, key: tuple[str, ...], sums: dict[tuple, list]) -> None:
+    """Add ``sums`` (keyed by the columns ``key``) to ``model``'s daily sums in one statement
+    (``INSERT ... ON CONFLICT DO UPDATE``, on PostgreSQL and SQLite alike). Keys go in sorted
+    order, so that two writers adding to the same rows lock them in the same order. Call it inside
+    the transaction that writes the rows."""
     if not sums:
         return
-    table = connection.ops.quote_name(LedgerDaily._meta.db_table)
-    columns = DAILY_KEY + DAILY_SUMS
-    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    columns = key + DAILY_SUMS
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    updates = ", ".join(f"{connection.ops.quote_name(c)} = {table}.{connection.ops.quote_name(c)} + "
-                        f"excluded.{connection.ops.quote_name(c)}" for c in DAILY_SUMS)
-    conflict = ", ".join(connection.ops.quote_name(c) for c in DAILY_KEY)
+    updates = ", ".join(f"{quote(c)} = {table}.{quote(c)} + excluded.{quote(c)}" for c in DAILY_SUMS)
     keys = sorted(sums)
     params: list = []
-    for key in keys:
-        values = list(sums[key])
+    for k in keys:
+        values = list(sums[k])
         values[7] = str(values[7]) if connection.vendor == "sqlite" else values[7]
-        params += [*key, *values]
+        params += [*k, *values]
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(keys))} "
-                       f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}", params)
+        cursor.execute(f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
+                       f"VALUES {', '.join([one] * len(keys))} "
+                       f"ON CONFLICT ({', '.join(quote(c) for c in key)}) DO UPDATE SET {updates}", params)
 
 
 def entries_write(records: list[dict]) -> int:
@@ -137,7 +140,8 @@ def entries_write(records: list[dict]) -> int:
     entries = [entry_from(record) for record in records]
     with transaction.atomic():
         LedgerEntry.objects.bulk_create(entries)
-        daily_add(daily_sums(entries))
+        for model, key in ROLLUPS:
+            daily_add(model, key, daily_sums(entries, key))
     return len(entries)
 
 
@@ -173,4 +177,4 @@ def _failure_save(kind: str, count: int, error: str) -> None:
         connections.close_all()
 
 
-__all__ = ["daily_add", "daily_sums", "entries_write", "entry_from", "ledger_writer", "step_record"]
+__all__ = ["ROLLUPS", "daily_add", "daily_sums", "entries_write", "entry_from", "ledger_writer", "step_record"]

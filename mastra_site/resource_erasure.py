@@ -32,7 +32,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from agents.models import ThreadLease, ToolApproval
-from ledger.erasure import daily_anonymise, entries_anonymise
+from ledger.erasure import entries_anonymise, resource_daily_anonymise
 from .exceptions import ErasureRefused
 from .models import ErasureRecord
 from .resource_rows import account_rows, generic_relations, resource_rows_find, walked_models
@@ -60,7 +60,7 @@ def approvals_anonymise(rows: models.QuerySet) -> tuple[int, int]:
 ANONYMISERS: dict[str, Callable[[models.QuerySet], tuple[int, int]]] = {
     "agents.ToolApproval": approvals_anonymise,
     # the cost ledger keeps what was spent, without whom for (ledger.erasure)
-    "ledger.LedgerEntry": entries_anonymise, "ledger.LedgerDaily": daily_anonymise}
+    "ledger.LedgerEntry": entries_anonymise, "ledger.LedgerResourceDaily": resource_daily_anonymise}
 #: rows of an account that are credentials: deleted with its anonymisation
 CREDENTIALS = ("authtoken.Token",)
 

@@ -15,7 +15,7 @@ from agents.runtime import Agent, create_tool
 from agents.runtime.errors import ModelError
 from agents.runtime.testing import ScriptedModel, ScriptedStep, text_step, tool_step
 from agents.runtime.tracing import CHANNEL_KEY
-from ledger.models import LedgerDaily, LedgerEntry, LedgerWriteFailure
+from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 from ledger.writer import entries_write, step_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,9 +53,11 @@ async def test_each_model_step_of_a_run_is_one_costed_row(ledger_on):
         ("calc", "alice", "", result.run_id, "api", "openai", "gpt-4o", 1, 1200, 5, 0, 0, Decimal("0.00305")),
     ]
     day = await db(lambda: list(LedgerDaily.objects.values_list(
-        "agent_id", "resource_id", "channel", "provider", "model", "steps", "priced_steps", "unknown_usage_steps",
+        "agent_id", "channel", "provider", "model", "steps", "priced_steps", "unknown_usage_steps",
         "input_tokens", "output_tokens", "cached_input_tokens", "cost")))
-    assert day == [("calc", "alice", "api", "openai", "gpt-4o", 2, 2, 0, 2200, 25, 400, Decimal("0.00525"))]
+    assert day == [("calc", "api", "openai", "gpt-4o", 2, 2, 0, 2200, 25, 400, Decimal("0.00525"))]
+    by_resource = await db(lambda: list(LedgerResourceDaily.objects.values_list("resource_id", "steps", "cost")))
+    assert by_resource == [("alice", 2, Decimal("0.00525"))]
 
 
 @pytest.mark.asyncio
@@ -119,15 +121,20 @@ async def test_a_failing_write_is_logged_counted_and_recorded(ledger_on, monkeyp
                                                             if r.levelno == logging.ERROR]
     failure = await db(lambda: LedgerWriteFailure.objects.values_list("kind", "count", "error").get())
     assert failure == ("failed", 1, "DatabaseError: disk full")
-    assert await db(lambda: (LedgerEntry.objects.count(), LedgerDaily.objects.count())) == (0, 0)
+    assert await db(lambda: (LedgerEntry.objects.count(), LedgerDaily.objects.count(),
+                             LedgerResourceDaily.objects.count())) == (0, 0, 0)
 
 
 def test_rows_and_daily_sums_are_written_together_or_not_at_all(monkeypatch):
     """The rollup's upsert failing rolls the rows back: the two never disagree."""
     import ledger.writer as writer
 
-    def broken(sums):
-        raise DatabaseError("deadlock detected")
+    def broken(model, key, sums):
+        if model is LedgerResourceDaily:  # the second of the two sums: the first is written by then
+            raise DatabaseError("deadlock detected")
+        real(model, key, sums)
+
+    real = writer.daily_add
 
     monkeypatch.setattr(writer, "daily_add", broken)
     record = {"run_id": "r1", "agent_id": "a", "resource_id": "alice", "channel": "api", "provider": "openai",
@@ -135,7 +142,8 @@ def test_rows_and_daily_sums_are_written_together_or_not_at_all(monkeypatch):
               "latency_ms": 5, "at": datetime(2026, 6, 1, tzinfo=timezone.utc)}
     with pytest.raises(DatabaseError):
         entries_write([record])
-    assert (LedgerEntry.objects.count(), LedgerDaily.objects.count()) == (0, 0)
+    assert (LedgerEntry.objects.count(), LedgerDaily.objects.count(), LedgerResourceDaily.objects.count()) == (
+        0, 0, 0)
 
 
 def test_batches_add_to_the_same_daily_row(shipped_prices):
@@ -150,6 +158,8 @@ def test_batches_add_to_the_same_daily_row(shipped_prices):
         "provider", "steps", "priced_steps", "unknown_usage_steps", "input_tokens", "output_tokens", "cost"))
     assert rows == [("acme", 1, 0, 0, 5, 5, Decimal("0")),
                     ("openai", 3, 2, 1, 1_000_000, 1_000_000, Decimal("12.5"))]
+    assert list(LedgerResourceDaily.objects.values_list("resource_id", "steps", "priced_steps", "cost")) == [
+        ("alice", 4, 2, Decimal("12.5"))]
 
 
 async def db(fn):

@@ -16,7 +16,7 @@ from agent_channels.models import (ChannelApproval, ChannelDecision, ChannelEven
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
 from inbox.models import NotificationRecord
-from ledger.models import LedgerDaily, LedgerEntry
+from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily
 from mastra_site.models import ErasureRecord
 from schedules.models import Schedule, ScheduleTrigger
 from tests.mastra_site import rows
@@ -31,7 +31,7 @@ RESOURCE_TABLES = {
     "schedules.Schedule", "schedules.ScheduleTrigger",
     "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
     "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
-    "ledger.LedgerEntry", "ledger.LedgerDaily",
+    "ledger.LedgerEntry", "ledger.LedgerResourceDaily",
 }
 
 
@@ -107,7 +107,9 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
                                    thread_id=thread_id, run_id=run_id, channel="chat", provider="openai",
                                    model="gpt-4o", step_number=step, input_tokens=100, output_tokens=10,
                                    cached_input_tokens=0, reasoning_tokens=0, latency_ms=50, cost="0.00035")
-    LedgerDaily.objects.create(day=NOW.date(), agent_id=f"agent-{tag}", resource_id=resource_id, channel="chat",
-                               provider="openai", model="gpt-4o", steps=3, priced_steps=3, input_tokens=300,
-                               output_tokens=30, cost="0.00105")
+    LedgerResourceDaily.objects.create(day=NOW.date(), resource_id=resource_id, steps=3, priced_steps=3,
+                                       input_tokens=300, output_tokens=30, cost="0.00105")
+    LedgerDaily.objects.get_or_create(day=NOW.date(), agent_id=f"agent-{tag}", channel="chat", provider="openai",
+                                      model="gpt-4o", defaults={"steps": 3, "priced_steps": 3, "input_tokens": 300,
+                                                                "output_tokens": 30, "cost": "0.00105"})
     return Planted(resource_id, user, operator, [t1, t2], decided)

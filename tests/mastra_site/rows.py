@@ -10,7 +10,7 @@ from datetime import timezone as dt_timezone
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.observability import Score, TraceSpan
 from inbox.models import NotificationRecord, WebhookDelivery, WebhookEndpoint
-from ledger.models import LedgerDaily, LedgerEntry
+from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily
 
 NOW = datetime(2031, 6, 1, 12, 0, tzinfo=dt_timezone.utc)
 
@@ -108,7 +108,9 @@ def ledger_entry(run_id: str, *, at: datetime, resource_id: str = "alice") -> Le
                                       latency_ms=20, cost="0.000075")
 
 
-def ledger_day(*, at: datetime, resource_id: str = "alice") -> LedgerDaily:
-    return LedgerDaily.objects.create(day=at.date(), agent_id="bot", resource_id=resource_id, channel="api",
-                                      provider="openai", model="gpt-4o", steps=1, priced_steps=1, input_tokens=10,
-                                      output_tokens=5, cost="0.000075")
+def ledger_day(*, at: datetime, resource_id: str = "alice") -> tuple[LedgerDaily, LedgerResourceDaily]:
+    """The daily sums of one priced step at ``at`` (by agent, channel and model; by resource)."""
+    sums = {"steps": 1, "priced_steps": 1, "input_tokens": 10, "output_tokens": 5, "cost": "0.000075"}
+    return (LedgerDaily.objects.create(day=at.date(), agent_id="bot", channel="api", provider="openai",
+                                       model="gpt-4o", **sums),
+            LedgerResourceDaily.objects.create(day=at.date(), resource_id=resource_id, **sums))

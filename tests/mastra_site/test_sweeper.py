@@ -43,7 +43,8 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert {p.setting for p in POLICIES} == set(django_settings.MASTRA_RETENTION_DAYS)
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
-                                           "inbox.WebhookDelivery", "ledger.LedgerEntry", "ledger.LedgerDaily"]
+                                           "inbox.WebhookDelivery", "ledger.LedgerEntry", "ledger.LedgerDaily",
+                                           "ledger.LedgerResourceDaily"]
 
 
 # -- thread events --------------------------------------------------------------------------------
@@ -185,7 +186,8 @@ def test_a_dry_run_counts_and_deletes_nothing():
     report = sweep_run(now=NOW, dry_run=True)
     assert {o.table: o.rows for o in report.outcomes} == {
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
-        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "ledger.LedgerEntry": 1, "ledger.LedgerDaily": 1}
+        "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "ledger.LedgerEntry": 1, "ledger.LedgerDaily": 1,
+        "ledger.LedgerResourceDaily": 1}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -205,6 +207,7 @@ def test_the_sweep_command_prints_each_table(settings):
         "inbox.WebhookDelivery: would delete 0 (webhook_deliveries, kept forever)",
         "ledger.LedgerEntry: would delete 0 (ledger_entries, older than 400 days)",
         "ledger.LedgerDaily: would delete 0 (ledger_daily, older than 3650 days)",
+        "ledger.LedgerResourceDaily: would delete 0 (ledger_daily, older than 3650 days)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3
