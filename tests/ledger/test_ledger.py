@@ -166,3 +166,34 @@ async def db(fn):
     from asgiref.sync import sync_to_async
 
     return await sync_to_async(fn)()
+
+
+@pytest.mark.asyncio
+async def test_an_openai_answer_without_a_usage_chunk_records_unknown_tokens(ledger_on, monkeypatch):
+    """At the wire: an OpenAI-compatible server that sends no usage (some proxies drop it)."""
+    from tests.runtime.providers.wire import WireServer, isolate_env, openai_chunk, openai_sse, openai_text_reply
+
+    isolate_env(monkeypatch)
+    without_usage = openai_sse([openai_chunk({"role": "assistant", "content": ""}), openai_chunk({"content": "hi"}),
+                                openai_chunk({}, finish_reason="stop")])
+    with WireServer() as server:
+        server.reply(without_usage, openai_text_reply(["hi"], usage={"prompt_tokens": 12, "completion_tokens": 3,
+                                                                     "total_tokens": 15}))
+        agent = Agent(id="wire", instructions="Hi.",
+                      model={"id": "openai/gpt-4o-mini", "url": server.url + "/v1", "api_key": "sk-test"})
+        first = await agent.generate("hello")
+        await agent.generate("hello")
+    assert first.usage.input_tokens == 0 and first.text == "hi"
+    await written(ledger_on)
+    assert [e[5:] for e in await db(entries)] == [
+        ("openai", "gpt-4o-mini", 0, None, None, None, None, None),
+        ("openai", "gpt-4o-mini", 0, 12, 3, 0, 0, Decimal("0.0000036"))]
+
+
+def test_steps_dropped_from_a_full_queue_are_recorded(ledger_on):
+    from ledger.writer import drops_record
+
+    assert (ledger_on.on_drop, ledger_on.on_failure.__name__) == (drops_record, "failure_record")
+    drops_record(7)
+    assert list(LedgerWriteFailure.objects.values_list("kind", "count", "error")) == [
+        ("dropped", 7, "the ledger writer's queue was full (8192 steps)")]
