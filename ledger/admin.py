@@ -151,6 +151,8 @@ class LedgerEntryAdmin(ReadOnly):
     # the count of every row would be a scan of the table: counted up to COUNT_CAP rows at most
     show_full_result_count = False
     paginator = CappedCountPaginator
+    # a count per filter choice would scan the table once per choice
+    show_facets = admin.ShowFacets.NEVER
     list_per_page = 50
 
     @admin.display(description="model")

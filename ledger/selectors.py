@@ -56,17 +56,33 @@ class Figure:
 
     @property
     def unpriced_steps(self) -> int:
-        return self.steps - self.priced_steps
+        """Steps with tokens but no price for their model."""
+        return self.steps - self.priced_steps - self.unknown_usage_steps
+
+    @property
+    def cost_main(self) -> str:
+        """``$1.2345``; ``no price`` when no step had a price; ``unknown`` when no step reported usage."""
+        if self.steps and not self.priced_steps:
+            return "no price" if self.unpriced_steps else "unknown"
+        return cost_format(self.cost)
+
+    @property
+    def cost_note(self) -> str:
+        """What the cost leaves out: ``+ 3 steps without price, 2 of unknown usage`` (empty: nothing)."""
+        if not self.priced_steps:
+            return ""
+        parts = []
+        if self.unpriced_steps:
+            parts.append(f"{self.unpriced_steps} step{'s' if self.unpriced_steps != 1 else ''} without price")
+        if self.unknown_usage_steps:
+            noun = "" if parts else ("step " if self.unknown_usage_steps == 1 else "steps ")
+            parts.append(f"{self.unknown_usage_steps} {noun}of unknown usage")
+        return f"+ {', '.join(parts)}" if parts else ""
 
     @property
     def cost_text(self) -> str:
-        """``$1.2345``, ``no price`` when no step had one, ``$1.2345 + 3 steps without price`` when some had none."""
-        if self.steps and not self.priced_steps:
-            return "no price"
-        text = cost_format(self.cost)
-        if self.unpriced_steps:
-            text += f" + {self.unpriced_steps} step{'s' if self.unpriced_steps != 1 else ''} without price"
-        return text
+        """:attr:`cost_main` and :attr:`cost_note`: ``$1.2345 + 3 steps without price``."""
+        return f"{self.cost_main} {self.cost_note}".strip()
 
 
 def cost_format(cost: Decimal | None) -> str:

@@ -70,7 +70,9 @@ def test_the_costs_page_sums_by_day_agent_resource_channel_and_model(staff, ledg
     assert page.status_code == 200
     body = text(page)
     assert "Costs: the last 7 days (UTC)" in body
-    assert "$9.2500 + 2 steps without price" in body  # the total: carol's steps have no price
+    # the total: carol's steps have no price (one) or no usage reported (the other)
+    assert "$9.2500 cost (+ 1 step without price, 1 of unknown usage)" in body
+    assert "6 model steps, 1 without price, 1 of unknown usage" in body
     # top resources, highest cost first; a resource whose steps have no price shows it
     resources = re.search(r"Top resources(.*?)By channel", body).group(1)
     assert re.findall(r"(alice|bob|carol) (\$[\d.,]+|no price)", resources) == [
@@ -116,10 +118,11 @@ def test_the_dashboard_shows_costs_top_spenders_and_failed_ledger_writes(staff, 
     page = staff.get("/admin/")
     body = text(page)
     card = re.search(r"Costs \(cost ledger, UTC\)(.*?)Model circuit breakers", body).group(1)
-    assert "$4.2500 + 2 steps without price today" in card  # run-1, run-3 and carol's today
-    assert "$9.2500 + 2 steps without price last 7 days" in card
+    # run-1, run-3 and carol's today
+    assert "$4.2500 today, 3100020 tokens (+ 1 step without price, 1 of unknown usage)" in card
+    assert "$9.2500 last 7 days, 5100020 tokens (+ 1 step without price, 1 of unknown usage)" in card
     assert "5 failed ledger writes (3 failed, 2 dropped)" in card
-    assert "alice : $8.5000" in card and "carol : no price" in card
+    assert "alice $8.5000" in card and "carol no price" in card
     assert "/admin/ledger/ledgerdaily/" in links(page)
 
 
@@ -160,4 +163,21 @@ def test_a_price_change_leaves_recorded_costs_alone(staff, ledger):
     prices_forget()
     assert sorted(LedgerEntry.objects.filter(run_id="run-1").values_list("cost", flat=True)) == [
         Decimal("0"), Decimal("3.5")]
-    assert "$9.2500 + 2 steps without price" in text(staff.get("/admin/ledger/ledgerdaily/?days=7"))
+    assert "$9.2500 cost (+ 1 step without price, 1 of unknown usage)" in text(
+        staff.get("/admin/ledger/ledgerdaily/?days=7"))
+
+
+def test_a_cost_says_what_it_leaves_out():
+    from decimal import Decimal
+
+    from ledger.selectors import Figure
+
+    assert Figure("x", steps=3, priced_steps=3, cost=Decimal("1.5")).cost_text == "$1.5000"
+    assert Figure("x", steps=3, priced_steps=3, cost=Decimal("0.0012")).cost_text == "$0.001200"
+    assert Figure("x", steps=3, priced_steps=0).cost_text == "no price"
+    assert Figure("x", steps=2, priced_steps=0, unknown_usage_steps=2).cost_text == "unknown"
+    assert Figure("x", steps=3, priced_steps=1, unknown_usage_steps=2, cost=Decimal(2)).cost_text == (
+        "$2.0000 + 2 steps of unknown usage")
+    assert Figure("x", steps=5, priced_steps=2, unknown_usage_steps=1, cost=Decimal(2)).cost_text == (
+        "$2.0000 + 2 steps without price, 1 of unknown usage")
+    assert Figure("x").cost_text == "$0.0000"
