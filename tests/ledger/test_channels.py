@@ -140,3 +140,19 @@ def settled():
         await drain_thread_runtime(get_thread_runtime())
 
     return wait
+
+
+async def test_a_step_names_the_editor_version_its_definition_came_from(steps):
+    from agents.runtime.overrides import AgentOverrides
+    from tests.agents.thread_harness import make_agent
+
+    class Editor:
+        async def agent_overrides(self, agent, selection):
+            return AgentOverrides(instructions="Be brief.", version_id="42")
+
+    agent = make_agent("bot")
+    Mastra(agents={"bot": agent}, overrides=Editor())
+    await agent.generate("hi")
+    plain = make_agent("plain")
+    await plain.generate("hi")
+    assert [(s["agent_id"], s["editor_version"]) for s in steps] == [("bot", "42"), ("plain", None)]
