@@ -13,10 +13,14 @@ class LedgerConfig(AppConfig):
 
         from .models import ModelPrice
         from .prices import prices_forget
-        from .writer import step_record
+        from celery.signals import worker_process_shutdown
 
-        # every answered model step of this process's runs goes to the ledger's background writer
+        from .writer import ledger_writer_shutdown, step_record
+
+        # every answered model step of this process's runs goes to the ledger's background writer,
+        # which writes what it holds at a clean exit (atexit) and when a Celery worker process ends
         add_step_observer(step_record)
+        worker_process_shutdown.connect(ledger_writer_shutdown, dispatch_uid="ledger.writer")
 
         # an edit in this process is seen at once; other processes reload within the cache's lifetime
         post_save.connect(prices_forget, sender=ModelPrice, dispatch_uid="ledger.prices.save")

@@ -58,6 +58,13 @@ def ledger_writer() -> BatchWriter:
     return _writer
 
 
+def ledger_writer_shutdown(**kwargs) -> None:
+    """Write what the process's ledger writer holds and stop it (a Celery worker process ending:
+    its pool may leave with ``os._exit``, which runs no ``atexit`` handler)."""
+    if _writer is not None:
+        _writer.shutdown()
+
+
 def step_record(record: dict) -> None:
     """The step observer: queue ``record`` (no I/O here)."""
     if settings.MASTRA_LEDGER:
@@ -177,4 +184,5 @@ def _failure_save(kind: str, count: int, error: str) -> None:
         connections.close_all()
 
 
-__all__ = ["ROLLUPS", "daily_add", "daily_sums", "entries_write", "entry_from", "ledger_writer", "step_record"]
+__all__ = ["ROLLUPS", "daily_add", "daily_sums", "entries_write", "entry_from", "ledger_writer",
+           "ledger_writer_shutdown", "step_record"]

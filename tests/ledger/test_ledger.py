@@ -197,3 +197,12 @@ def test_steps_dropped_from_a_full_queue_are_recorded(ledger_on):
     drops_record(7)
     assert list(LedgerWriteFailure.objects.values_list("kind", "count", "error")) == [
         ("dropped", 7, "the ledger writer's queue was full (8192 steps)")]
+
+
+def test_a_celery_worker_process_that_ends_writes_what_its_ledger_writer_holds(ledger_on, monkeypatch):
+    from celery.signals import worker_process_shutdown
+
+    calls = []
+    monkeypatch.setattr(ledger_on, "shutdown", lambda *a, **k: calls.append("shutdown"))
+    worker_process_shutdown.send(sender=None, pid=1, exitcode=0)
+    assert calls == ["shutdown"]
