@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from agents.runtime import Agent, Mastra
+from agents.runtime import Mastra
 from agents.runtime.tracing import CHANNEL_KEY, add_step_observer, if_idle_with_channel, remove_step_observer
 from tests.agents.api.conftest import Api, make_user
 
