@@ -31,7 +31,7 @@ from agents.runtime.channels import ChannelMessage
 from agents.runtime.channels.text import sender_prefix
 from agents.runtime.errors import SignalError
 from agents.runtime.run import maybe_await
-from agents.runtime.run_policy import CHANNEL_KEY
+from agents.runtime.tracing import if_idle_with_channel
 
 from . import slack
 from .adapters import channel_adapter
@@ -200,8 +200,8 @@ async def send(agent, event: dict, message: ChannelMessage):
              "metadata": {"channel": {"platform": message.platform, "user": message.user, "name": message.user_name,
                                       "thread": message.thread_key}}},
             resource_id=message.resource_id, thread_id=message.thread_id,
-            # the run counts against the platform's channel budgets (docs/operations.md)
-            if_idle={"stream_options": {"request_context": {CHANNEL_KEY: message.platform}}})
+            # the run it starts came from the platform (the cost ledger's channel: slack, github)
+            if_idle=if_idle_with_channel(None, message.platform))
     except SignalError as exc:
         if exc.code != "duplicate_signal_id":
             raise

@@ -1,4 +1,5 @@
-"""The price table (``ModelPrice``)."""
+"""The price table (``ModelPrice``), the ledger's rows (``LedgerEntry``), their daily sums
+(``LedgerDaily``, ``LedgerResourceDaily``) and the writes that failed (``LedgerWriteFailure``)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,121 @@ class ModelPrice(models.Model):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValidationError({name: "a price is not negative"})
+
+
+COST = {"max_digits": 20, "decimal_places": 10}
+
+
+class LedgerEntry(models.Model):
+    """One answered model step: who ran it (agent, editor version, resource, thread, run, channel),
+    which model answered it, its tokens as the provider reported them (null: none reported,
+    unknown), its latency and its cost (null: the price table has no price for that model on that
+    day, or the tokens are unknown; shown as "no price", never 0). Written in batches by
+    ``ledger.writer``; :class:`LedgerDaily` and :class:`LedgerResourceDaily` are kept in step with
+    it in the same transaction."""
+
+    created_at = models.DateTimeField(help_text="the step's end")
+    day = models.DateField(help_text="the step's day (UTC)")
+    agent_id = models.CharField(max_length=255)
+    editor_version = models.CharField(max_length=64, blank=True, default="")
+    resource_id = models.CharField(max_length=255, blank=True, default="")
+    thread_id = models.CharField(max_length=255, blank=True, default="")
+    run_id = models.CharField(max_length=64, db_index=True)
+    channel = models.CharField(max_length=16, blank=True, default="")
+    provider = models.CharField(max_length=64, blank=True, default="")
+    model = models.CharField(max_length=255, blank=True, default="")
+    step_number = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cached_input_tokens = models.BigIntegerField(null=True, blank=True)
+    reasoning_tokens = models.BigIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(**COST, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = "ledger entry"
+        verbose_name_plural = "ledger entries"
+        indexes = [models.Index(fields=["day", "agent_id"], name="ledger_entry_day_agent"),
+                   models.Index(fields=["resource_id", "day"], name="ledger_entry_resource_day")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} step {self.step_number} ({self.provider}/{self.model})"
+
+
+class DailySums(models.Model):
+    """Sums of ledger rows: ``steps`` counts every step; ``priced_steps`` those with a cost (``cost``
+    sums theirs); tokens sum the known counts, ``unknown_usage_steps`` counts the steps with none
+    reported."""
+
+    day = models.DateField()
+    steps = models.BigIntegerField(default=0)
+    priced_steps = models.BigIntegerField(default=0)
+    unknown_usage_steps = models.BigIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cached_input_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(**COST, default=0)
+
+    class Meta:
+        abstract = True
+        ordering = ["-day"]
+
+
+class LedgerDaily(DailySums):
+    """The ledger summed per day, agent, channel and model: what the costs pages read for every
+    dimension but the resource (a few thousand rows a month, whatever the number of steps)."""
+
+    agent_id = models.CharField(max_length=255)
+    channel = models.CharField(max_length=16, blank=True, default="")
+    provider = models.CharField(max_length=64, blank=True, default="")
+    model = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta(DailySums.Meta):
+        verbose_name = "cost"
+        verbose_name_plural = "costs"
+        constraints = [models.UniqueConstraint(fields=["day", "agent_id", "channel", "provider", "model"],
+                                               name="ledger_daily_key")]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.agent_id} {self.channel} {self.provider}/{self.model}"
+
+
+class LedgerResourceDaily(DailySums):
+    """The ledger summed per day and resource: the top resources (one row per active resource a day)."""
+
+    resource_id = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta(DailySums.Meta):
+        verbose_name = "cost by resource"
+        verbose_name_plural = "costs by resource"
+        constraints = [models.UniqueConstraint(fields=["day", "resource_id"], name="ledger_resource_daily_key")]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.resource_id}"
+
+
+class LedgerWriteFailure(models.Model):
+    """Steps whose ledger rows could not be written (``kind`` ``failed``: the batch's write raised,
+    ``error`` says why) or were dropped because the writer's queue was full (``dropped``): ``count``
+    of them, from ``process``. Shown on the dashboard and the costs page: spend is never lost
+    silently. (The rows themselves are not kept here: they name resources, which erasure finds by
+    their ``resource_id`` columns.)"""
+
+    class Kind(models.TextChoices):
+        FAILED = "failed"
+        DROPPED = "dropped"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    count = models.PositiveIntegerField()
+    error = models.TextField(blank=True, default="")
+    process = models.CharField(max_length=128, blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "failed ledger write"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.count} at {self.created_at:%Y-%m-%d %H:%M}"

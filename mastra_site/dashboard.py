@@ -21,9 +21,12 @@ from agents.runtime.providers.credentials import MissingKey, missing_keys
 from agents.runtime.providers.breaker import breakers_snapshot
 from budgets.selectors import BudgetStatus, budget_statuses
 from inbox.models import NotificationRecord
+from ledger.selectors import Costs, Figure as CostFigure, costs_build, costs_total
 
 PRIORITIES = ("urgent", "high", "medium", "low")
 USAGE_DAYS = 7
+#: the cost card's period (days, UTC) and how many top spenders it lists per dimension
+COST_DAYS, COST_TOP = 7, 5
 #: bar colours, one per agent (cycled)
 PALETTE = ("#417690", "#e09f3e", "#6a994e", "#9e2a2b", "#7b2cbf", "#2a9d8f", "#bc6c25", "#588157")
 
@@ -62,6 +65,10 @@ class Dashboard:
     breakers: list[dict] = field(default_factory=list)
     #: each calendar budget's spend against its limit in the current period (``budgets.selectors``)
     budgets: list[BudgetStatus] = field(default_factory=list)
+    #: the cost ledger: the last :data:`COST_DAYS` days' sums and top spenders, today's, failed writes
+    costs: Costs | None = None
+    costs_today: CostFigure | None = None
+    costs_url: str = ""
 
 
 def dashboard_build(*, now: datetime | None = None) -> Dashboard:
@@ -100,6 +107,7 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     usage_fill(board, now)
     board.breakers = breakers_snapshot()
     board.budgets = budget_rows(now)
+    costs_fill(board, now)
     return board
 
 
@@ -112,6 +120,15 @@ def budget_rows(now: datetime) -> list[dict]:
                      "scope": budget.scope if budget.scope == "site" else f"{budget.scope} {budget.match or 'each'}",
                      "who": status.who, "url": changelist("budgets_budgetcounter", budget_id=budget.id)})
     return rows
+
+
+def costs_fill(board: Dashboard, now: datetime) -> None:
+    """The cost card: the ledger's daily sums (never its rows), each figure linking to its runs."""
+    today = now.astimezone(dt_timezone.utc).date()
+    board.costs = costs_build(days=COST_DAYS, top=COST_TOP, today=today,
+                              dimensions=("agent", "resource", "channel", "model"))
+    board.costs_today = costs_total(today, today)
+    board.costs_url = reverse("admin:ledger_ledgerdaily_changelist")
 
 
 def usage_fill(board: Dashboard, now: datetime) -> None:

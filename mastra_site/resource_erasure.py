@@ -5,7 +5,8 @@ finds (threads, messages, inputs, events, leases, runs, trace spans, scores, not
 webhook endpoints and their deliveries, admin log entries about them, and any later table that has a
 ``resource_id``, a key to one of those rows or a ``run_id`` of the resource's runs), except the rows
 of :data:`ANONYMISERS`, which are kept without their personal content: a tool approval's decision
-(tool, status, when) stays in the audit trail, its arguments and run state go.
+(tool, status, when) stays in the audit trail, its arguments and run state go; the cost ledger's
+rows and daily sums keep their tokens and costs without the resource, thread and run.
 
 The resource's user account (the user whose username is the resource id) is anonymised unless
 ``keep_account``: username ``erased-<16 hex>``, no name, no e-mail, no usable password, inactive, no
@@ -31,6 +32,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from agents.models import ThreadLease, ToolApproval
+from ledger.erasure import entries_anonymise, resource_daily_anonymise
 from .exceptions import ErasureRefused
 from .models import ErasureRecord
 from .resource_rows import account_rows, generic_relations, resource_rows_find, walked_models
@@ -55,7 +57,10 @@ def approvals_anonymise(rows: models.QuerySet) -> tuple[int, int]:
 
 
 #: tables whose rows are kept without their personal content: ``label → (rows) -> (deleted, anonymised)``
-ANONYMISERS: dict[str, Callable[[models.QuerySet], tuple[int, int]]] = {"agents.ToolApproval": approvals_anonymise}
+ANONYMISERS: dict[str, Callable[[models.QuerySet], tuple[int, int]]] = {
+    "agents.ToolApproval": approvals_anonymise,
+    # the cost ledger keeps what was spent, without whom for (ledger.erasure)
+    "ledger.LedgerEntry": entries_anonymise, "ledger.LedgerResourceDaily": resource_daily_anonymise}
 #: rows of an account that are credentials: deleted with its anonymisation
 CREDENTIALS = ("authtoken.Token",)
 

@@ -323,7 +323,21 @@ MASTRA_RETENTION_DAYS = {
     "webhook_deliveries": env_int("MASTRA_RETAIN_WEBHOOK_DELIVERIES_DAYS", 30, minimum=0, maximum=36_500),
     # budget counters of past periods (days, months, runs), after their period ended
     "budget_counters": env_int("MASTRA_RETAIN_BUDGET_COUNTERS_DAYS", 400, minimum=0, maximum=36_500),
+    # the cost ledger's rows, one per model step (kept longer than runs: the costs by run, thread, day)
+    "ledger_entries": env_int("MASTRA_RETAIN_LEDGER_DAYS", 400, minimum=0, maximum=36_500),
+    # the ledger's daily sums (by day, agent, resource, channel and model), kept after the rows go
+    "ledger_daily": env_int("MASTRA_RETAIN_LEDGER_DAILY_DAYS", 3650, minimum=0, maximum=36_500),
 }
+# The cost ledger (docs/operations.md#the-ledger): one row per model step, written in the background
+# in batches of MASTRA_LEDGER_BATCH, every MASTRA_LEDGER_INTERVAL_MS, from a queue of at most
+# MASTRA_LEDGER_QUEUE steps per process (a step past it is dropped, counted and shown).
+MASTRA_LEDGER = env_bool("MASTRA_LEDGER", True)
+MASTRA_LEDGER_QUEUE = env_int("MASTRA_LEDGER_QUEUE", 8192, minimum=1, maximum=1_000_000)
+MASTRA_LEDGER_BATCH = env_int("MASTRA_LEDGER_BATCH", 500, minimum=1, maximum=10_000)
+MASTRA_LEDGER_INTERVAL_MS = env_int("MASTRA_LEDGER_INTERVAL_MS", 1000, minimum=10, maximum=600_000)
+# the price table's copy in each process is read again after this many seconds (an edit is seen
+# at once in the process that made it)
+LEDGER_PRICE_CACHE_SECONDS = env_int("MASTRA_LEDGER_PRICE_CACHE_S", 60, minimum=0, maximum=86_400)
 # The sweeper deletes expired rows in batches of MASTRA_SWEEP_BATCH rows, one short transaction each,
 # pausing at least MASTRA_SWEEP_PAUSE_MS between them and long enough to work at most
 # MASTRA_SWEEP_DUTY_PERCENT of its time (bench/retention.py), so that live writes are not held up.

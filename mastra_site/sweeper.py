@@ -1,6 +1,7 @@
 """The retention sweeper: deletes the site's expired rows, table by table (docs/operations.md).
 
-:data:`POLICIES` lists every app's retention policies (``agents.retention``, ``inbox.retention``);
+:data:`POLICIES` lists every app's retention policies (``agents.retention``, ``inbox.retention``,
+``ledger.retention``);
 a new table's policy goes into its app's ``retention`` module and this list, its days into
 ``MASTRA_RETENTION_DAYS``. :func:`sweep_run` runs them under one lock, so that one sweep runs at a
 time across the processes: PostgreSQL's session advisory lock (``pg_try_advisory_lock``; a sweep
@@ -29,11 +30,13 @@ from agents import retention as agents_retention
 from agents.retention import RetentionPolicy, SweepOutcome, policy_sweep
 from budgets import retention as budgets_retention
 from inbox import retention as inbox_retention
+from ledger import retention as ledger_retention
 
 logger = logging.getLogger(__name__)
 
 POLICIES: tuple[RetentionPolicy, ...] = (agents_retention.POLICIES + inbox_retention.POLICIES
-                                          + budgets_retention.POLICIES)
+                                          + budgets_retention.POLICIES
+                                          + ledger_retention.POLICIES)
 
 #: the advisory lock's key (the bytes ``mastraSw``)
 SWEEP_LOCK_KEY = int.from_bytes(b"mastraSw", "big")

@@ -7,3 +7,7 @@ mistake; server processes started by the tests that check the tests' passwords u
 from mastra_site.settings import *  # noqa: F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The cost ledger's background writer is off: its thread would write through a connection of its
+# own, outside each test's transaction. tests/ledger turns it on in transactional tests.
+MASTRA_LEDGER = False

@@ -63,6 +63,9 @@ class StepResult:
     #: the failed attempts of this step before that answer: ``{"model", "code", "status", "message",
     #: "retryAfter"?, "delayMs"?}`` (a model skipped by its open circuit breaker: code ``circuit_open``)
     attempts: list = field(default_factory=list)
+    #: False when the provider reported no usage for this step (``usage`` reads zeros, as Mastra's;
+    #: the cost ledger records the step's tokens as unknown)
+    usage_reported: bool = True
 
     def to_dict(self) -> dict:
         return {

@@ -29,13 +29,12 @@ from zoneinfo import ZoneInfo
 
 from .budgets import Budget, RunScope, amount_text, period_bounds, period_key, step_amount
 from .errors import BudgetExceededError
+# the request context key naming the channel a run came in by (one definition, with the ledger's)
+from .tracing.steps import CHANNEL_KEY  # noqa: F401
 
 #: the request context key that names the resource a run without memory belongs to (as Mastra's
 #: server sets it for an authenticated caller): only that resource may act on the run afterwards
 RESOURCE_ID_KEY = "mastra__resourceId"
-#: the request context key that names the channel a run came in by (``chat``, ``api``, ``slack``,
-#: ``github``, ``webhook``, ``schedule``): set by the site where a run starts
-CHANNEL_KEY = "mastra__channel"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 
 from agents.registry import get_mastra
 from agents.runtime.ids import MAX_THREAD_ID
+from agents.runtime.tracing import if_idle_with_channel
 
 from ..models import WebhookDelivery, WebhookEndpoint
 from .events import WebhookEvent
@@ -77,5 +78,6 @@ async def webhook_notify(endpoint: WebhookEndpoint, event: WebhookEvent) -> dict
     thread_id = webhook_thread(endpoint, event)
     agent = get_mastra().get_agent(endpoint.agent_id)
     result = await agent.send_notification_signal(notification, resource_id=endpoint.resource_id,
-                                                  thread_id=thread_id)
+                                                  thread_id=thread_id,
+                                                  if_idle=if_idle_with_channel(None, "webhook"))
     return {"recordId": result.record["id"], "threadId": thread_id, "decision": result.decision.to_dict()}

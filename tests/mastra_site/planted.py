@@ -17,6 +17,7 @@ from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, Thread, ThreadInput, ToolApproval
 from budgets.models import ActiveRunSlot, BudgetCounter
 from inbox.models import NotificationRecord, WebhookRefusal
+from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily
 from mastra_site.models import ErasureRecord
 from schedules.models import Schedule, ScheduleTrigger
 from tests.mastra_site import rows
@@ -32,6 +33,7 @@ RESOURCE_TABLES = {
     "agent_channels.ChannelThread", "agent_channels.ChannelEvent", "agent_channels.ChannelRun",
     "agent_channels.OutboxMessage", "agent_channels.ChannelApproval", "agent_channels.ChannelDecision",
     "budgets.BudgetCounter", "budgets.ActiveRunSlot",
+    "ledger.LedgerEntry", "ledger.LedgerResourceDaily",
 }
 
 
@@ -113,4 +115,15 @@ def plant(resource_id: str, tag: str, operator: User) -> Planted:
     AgentVersion.objects.create(agent=definition, number=1, author=user, author_name=resource_id, note="tone")
     ErasureRecord.objects.create(resource_hash="0" * 64, erased_at=NOW, erased_by=user, erased_by_name=resource_id,
                                  via=ErasureRecord.Via.ADMIN, account=ErasureRecord.Account.NONE, rows={})
+    # the cost ledger: two steps of a thread run, one of a run without memory, and their daily sums
+    for run_id, thread_id, step in ((run1, "t1", 0), (run1, "t1", 1), (run4, "", 0)):
+        LedgerEntry.objects.create(created_at=NOW, day=NOW.date(), agent_id=f"agent-{tag}", resource_id=resource_id,
+                                   thread_id=thread_id, run_id=run_id, channel="chat", provider="openai",
+                                   model="gpt-4o", step_number=step, input_tokens=100, output_tokens=10,
+                                   cached_input_tokens=0, reasoning_tokens=0, latency_ms=50, cost="0.00035")
+    LedgerResourceDaily.objects.create(day=NOW.date(), resource_id=resource_id, steps=3, priced_steps=3,
+                                       input_tokens=300, output_tokens=30, cost="0.00105")
+    LedgerDaily.objects.get_or_create(day=NOW.date(), agent_id=f"agent-{tag}", channel="chat", provider="openai",
+                                      model="gpt-4o", defaults={"steps": 3, "priced_steps": 3, "input_tokens": 300,
+                                                                "output_tokens": 30, "cost": "0.00105"})
     return Planted(resource_id, user, operator, [t1, t2], decided)

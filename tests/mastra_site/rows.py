@@ -10,6 +10,7 @@ from datetime import timezone as dt_timezone
 from agents.models import Message, Run, Thread, ThreadEvent, ThreadInput, ThreadLease, ToolApproval
 from agents.observability import Score, TraceSpan
 from inbox.models import NotificationRecord, WebhookDelivery, WebhookEndpoint
+from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily
 
 NOW = datetime(2031, 6, 1, 12, 0, tzinfo=dt_timezone.utc)
 
@@ -97,3 +98,19 @@ def delivery(e: WebhookEndpoint, delivery_id: str, *, at: datetime,
                                          event="push", outcome=outcome)
     WebhookDelivery.objects.filter(pk=row.pk).update(received_at=at)
     return row
+
+
+def ledger_entry(run_id: str, *, at: datetime, resource_id: str = "alice") -> LedgerEntry:
+    """One priced model step of ``run_id`` at ``at``."""
+    return LedgerEntry.objects.create(created_at=at, day=at.date(), agent_id="bot", resource_id=resource_id,
+                                      run_id=run_id, channel="api", provider="openai", model="gpt-4o",
+                                      input_tokens=10, output_tokens=5, cached_input_tokens=0, reasoning_tokens=0,
+                                      latency_ms=20, cost="0.000075")
+
+
+def ledger_day(*, at: datetime, resource_id: str = "alice") -> tuple[LedgerDaily, LedgerResourceDaily]:
+    """The daily sums of one priced step at ``at`` (by agent, channel and model; by resource)."""
+    sums = {"steps": 1, "priced_steps": 1, "input_tokens": 10, "output_tokens": 5, "cost": "0.000075"}
+    return (LedgerDaily.objects.create(day=at.date(), agent_id="bot", channel="api", provider="openai",
+                                       model="gpt-4o", **sums),
+            LedgerResourceDaily.objects.create(day=at.date(), resource_id=resource_id, **sums))

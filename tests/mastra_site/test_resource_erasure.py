@@ -98,7 +98,8 @@ def test_after_erasure_no_row_anywhere_holds_or_points_at_the_resource(alice, bo
         "agent_channels.ChannelRun": {"deleted": 1}, "agent_channels.OutboxMessage": {"deleted": 1},
         "agent_channels.ChannelApproval": {"deleted": 1}, "agent_channels.ChannelDecision": {"deleted": 1},
         "budgets.BudgetCounter": {"deleted": 2}, "budgets.ActiveRunSlot": {"deleted": 1},
-        "sessions.Session": {"deleted": 1}, "auth.User": {"anonymised": 1}}
+        "sessions.Session": {"deleted": 1}, "auth.User": {"anonymised": 1},
+        "ledger.LedgerEntry": {"anonymised": 3}, "ledger.LedgerResourceDaily": {"anonymised": 1}}
 
 
 def test_the_erasure_record_says_who_and_when_and_holds_only_a_salted_hash(alice, settings):

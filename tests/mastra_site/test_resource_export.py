@@ -23,7 +23,7 @@ EXPECTED_COUNTS = {
     "schedules.Schedule": 1, "schedules.ScheduleTrigger": 1, "agent_channels.ChannelThread": 1,
     "agent_channels.ChannelEvent": 1, "agent_channels.ChannelRun": 1, "agent_channels.OutboxMessage": 1,
     "agent_channels.ChannelApproval": 1, "agent_channels.ChannelDecision": 1, "budgets.BudgetCounter": 2,
-    "budgets.ActiveRunSlot": 1}
+    "budgets.ActiveRunSlot": 1, "ledger.LedgerEntry": 3, "ledger.LedgerResourceDaily": 1}
 
 
 @pytest.fixture

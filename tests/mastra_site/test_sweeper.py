@@ -31,7 +31,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def retention(settings):
     settings.MASTRA_RETENTION_DAYS = {"thread_events": 14, "thread_inputs": 30, "runs": 90, "notifications": 90,
-                                      "webhook_deliveries": 30, "budget_counters": 400}
+                                      "webhook_deliveries": 30, "budget_counters": 400,
+                                      "ledger_entries": 400, "ledger_daily": 3650}
     settings.MASTRA_SWEEP_BATCH = 500
     settings.MASTRA_SWEEP_PAUSE_MS = 0
 
@@ -45,7 +46,8 @@ def test_every_policy_has_a_setting_and_every_setting_a_policy():
     assert [p.table for p in POLICIES] == ["agents.ThreadEvent", "agents.ThreadInput", "agents.Run",
                                            "agents.TraceSpan", "agents.Score", "inbox.NotificationRecord",
                                            "inbox.WebhookDelivery", "inbox.WebhookRefusal",
-                                           "budgets.BudgetCounter", "budgets.ActiveRunSlot"]
+                                           "budgets.BudgetCounter", "budgets.ActiveRunSlot",
+                                           "ledger.LedgerEntry", "ledger.LedgerDaily", "ledger.LedgerResourceDaily"]
 
 
 def test_budget_counters_not_added_to_for_the_setting_go_with_dead_runs_slots():
@@ -201,6 +203,9 @@ def plant_expired() -> None:
     rows.events(t, range(1, 4), at=ago(20))
     rows.run("old", resource_id="alice", t=t, finished=ago(100))
     rows.notification(t, status=NotificationRecord.Status.SEEN, at=ago(100))
+    rows.ledger_entry("old", at=ago(401))
+    rows.ledger_entry("recent", at=ago(399))
+    rows.ledger_day(at=ago(3651))
 
 
 def test_a_dry_run_counts_and_deletes_nothing():
@@ -210,7 +215,8 @@ def test_a_dry_run_counts_and_deletes_nothing():
         "agents.ThreadEvent": 3, "agents.ThreadInput": 0, "agents.Run": 1, "agents.TraceSpan": 0, "agents.Score": 0,
         "inbox.NotificationRecord": 1, "inbox.WebhookDelivery": 0, "inbox.WebhookRefusal": 0,
         "budgets.BudgetCounter": 0,
-        "budgets.ActiveRunSlot": 0}
+        "budgets.ActiveRunSlot": 0, "ledger.LedgerEntry": 1, "ledger.LedgerDaily": 1,
+        "ledger.LedgerResourceDaily": 1}
     assert (ThreadEvent.objects.count(), Run.objects.count(), NotificationRecord.objects.count()) == (3, 1, 1)
 
 
@@ -231,6 +237,9 @@ def test_the_sweep_command_prints_each_table(settings):
         "inbox.WebhookRefusal: would delete 0 (webhook_deliveries, kept forever)",
         "budgets.BudgetCounter: would delete 0 (budget_counters, older than 400 days)",
         "budgets.ActiveRunSlot: would delete 0 (budget_counters, older than 400 days)",
+        "ledger.LedgerEntry: would delete 0 (ledger_entries, older than 400 days)",
+        "ledger.LedgerDaily: would delete 0 (ledger_daily, older than 3650 days)",
+        "ledger.LedgerResourceDaily: would delete 0 (ledger_daily, older than 3650 days)",
         "total: would delete 3",
     ]
     assert ThreadEvent.objects.count() == 3

@@ -362,7 +362,8 @@ class AnthropicModel(SDKClientCache):
             yield {"type": "finish", "finish_reason": _FINISH_REASONS.get(stop_reason or "", "other"),
                    "usage": usage(counts.get("input_tokens"), counts.get("output_tokens"),
                                   reasoning_tokens=counts.get("thinking_tokens"),
-                                  cached_input_tokens=counts.get("cache_read_input_tokens")),
+                                  cached_input_tokens=counts.get("cache_read_input_tokens"))
+                   if "input_tokens" in counts or "output_tokens" in counts else None,
                    "provider_metadata": {"anthropic": {
                        "cacheCreationInputTokens": counts.get("cache_creation_input_tokens")}}}
         finally:

@@ -9,7 +9,7 @@ A model turns a :class:`ModelRequest` into an async stream of *model events* (pl
 ``{"type": "tool-call", "tool_call_id", "tool_name", "args_text"}``  raw JSON text of the arguments
 ``{"type": "source", ...}``, ``{"type": "file", ...}``, ``{"type": "warning", "message"}``
 ``{"type": "raw", "raw_value"}``           only when ``request.include_raw`` is set
-``{"type": "finish", "finish_reason", "usage": {...}, "provider_metadata": {...}}``
+``{"type": "finish", "finish_reason", "usage": {...} or None (none reported), "provider_metadata": {...}}``
 
 Failures raise :class:`~agents.runtime.errors.ModelError`. Messages use the runtime's model message
 format (see ``agents.runtime.messages``).

@@ -372,9 +372,9 @@ class OpenAIChatModel(SDKClientCache):
                 await sdk_stream.close()
 
 
-def _chat_usage(raw: Any) -> dict:
+def _chat_usage(raw: Any) -> dict | None:
     if raw is None:
-        return usage()
+        return None  # the server sent no usage: unknown (the step reads zeros, the ledger records unknown)
     completion_details = getattr(raw, "completion_tokens_details", None)
     prompt_details = getattr(raw, "prompt_tokens_details", None)
     return usage(getattr(raw, "prompt_tokens", None), getattr(raw, "completion_tokens", None),

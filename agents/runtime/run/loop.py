@@ -53,8 +53,10 @@ class Run:
                  max_processor_retries: int = 0, resolve_model: Callable | None = None,
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
                  resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None,
-                 chain: tuple[ChainEntry, ...] | None = None, policy: Any = None, budgets: tuple = ()):
+                 chain: tuple[ChainEntry, ...] | None = None, policy: Any = None, budgets: tuple = (),
+                 editor_version: str | None = None):
         self.agent = agent
+        self.editor_version = editor_version  # the stored version the run's definition comes from
         self.run_id = run_id
         self.model = model  # the first enabled model of the chain (titles, prepare_step's "model")
         #: the models a step may ask, in order (``model_call``); one entry for a run of one model

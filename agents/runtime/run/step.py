@@ -6,6 +6,7 @@ A step that asked for tools goes on to the tool phase; any other step ends here 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..errors import AbortError
@@ -14,6 +15,7 @@ from ..providers.base import ModelRequest
 from ..signal import echo_chunk, render_signal, state_to_signal
 from ..stored_messages import to_model_messages
 from ..providers.chain import chain_of
+from ..tracing.steps import step_observed
 from . import model_call, processing, spending, structured, tool_phase
 from .hooks import maybe_await
 
@@ -62,6 +64,7 @@ async def model_step(run: Any) -> None:
         input=[m for m in request.messages if m.get("role") != "system"],
         attributes={"model_id": getattr(model, "model_id", None), "provider": getattr(model, "provider", None)},
     ) if run.span is not None else None
+    started = time.monotonic()
     try:
         step = await model_call.step_answer(run, request, step_number, chain)
     except BaseException as exc:
@@ -71,6 +74,7 @@ async def model_step(run: Any) -> None:
     if span is not None:
         span.end(output={"text": step.text, "tool_calls": [c["payload"] for c in step.tool_calls]},
                  attributes={"finish_reason": step.finish_reason, "usage": dict(step.usage)})
+    step_observed(run, step, time.monotonic() - started)
     run.steps.append(step)
     await spending.spend_record(run, step)
     if step.tool_calls:

@@ -141,6 +141,7 @@ def _step_end(run: Any, step: StepResult, answer: _Answer, message_id: str) -> S
     if calls and step.finish_reason == "stop":
         step.finish_reason = "tool-calls"
     step.usage = Usage(finish.get("usage") or Usage.zero())
+    step.usage_reported = finish.get("usage") is not None  # None: the provider reported no usage
     step.provider_metadata = finish.get("provider_metadata") or {}
     run.usage.add(step.usage)
     content: list[dict] = []

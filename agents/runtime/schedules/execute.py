@@ -24,6 +24,7 @@ from ..errors import MastraError
 from ..run.hooks import maybe_await
 from ..run_policy import CHANNEL_KEY
 from ..naming import snake_keys
+from ..tracing.steps import CHANNEL_KEY, if_idle_with_channel
 from .records import Schedule
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,8 @@ async def _fire_into_thread(agent: Any, schedule: Schedule, effective: dict, bas
         if signal_id is not None:
             signal["id"] = signal_id
         result = await agent.send_signal(signal, resource_id=resource_id, thread_id=thread_id,
-                                         if_active=effective.get("if_active"), if_idle=effective.get("if_idle"))
+                                         if_active=effective.get("if_active"),
+                                         if_idle=if_idle_with_channel(effective.get("if_idle"), "schedule"))
     except Exception as exc:  # noqa: BLE001 - refused or failed: the fire's error
         return await failed(str(exc) or type(exc).__name__, exc)
     outcome = {"deliver": "delivered", "persist": "persisted", "discard": "discarded", "blocked": "skipped"}.get(
