@@ -120,11 +120,20 @@ def test_the_json_views_answer_401_when_not_signed_in(client):
         assert response.json() == {"error": "sign in first", "code": "not_authenticated", "message": "sign in first"}
 
 
-def test_agents_with_memory_are_listed_by_name(client, alice, chat_site):
+def test_every_agent_is_listed_by_name_and_one_without_memory_says_why(client, alice, chat_site):
     client.force_login(alice)
     assert client.get("/chat/api/agents").json() == {"agents": [
-        {"id": "helper", "name": "Another Helper", "description": ""},
-        {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told."}]}
+        {"id": "helper", "name": "Another Helper", "description": "", "examples": [], "available": True,
+         "reason": ""},
+        {"id": "broken", "name": "Broken", "description": "", "examples": [], "available": True, "reason": ""},
+        {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told.",
+         "examples": ['/tool delete-file {"path": "/tmp/x"}', "Hello there"], "available": True, "reason": ""},
+        {"id": "forgetful", "name": "Forgetful", "description": "", "examples": [], "available": True,
+         "reason": ""},
+        {"id": "writer", "name": "Markdown Writer", "description": "Answers with a table and some code.",
+         "examples": [], "available": True, "reason": ""},
+        {"id": "no-memory", "name": "No Memory", "description": "", "examples": [], "available": False,
+         "reason": "no memory: use the API"}]}
 
 
 def test_threads_are_the_callers_own_newest_first_and_searchable(client, alice, bob):
