@@ -194,6 +194,23 @@ def test_threads_are_renamed_and_deleted_and_answers_show_tables_code_figures_an
         page.wait_for_selector(".copy-answer[data-copied=true]")
         assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN_ANSWER
         screenshot(page, "chat-markdown-1280")
+        # the renderer builds nodes: HTML in a cell or a code block stays text, a pipe may be escaped
+        html = page.evaluate("""async () => {
+            const md = await import(document.querySelector('link[href*="markdown"]').href);
+            const box = document.createElement('div');
+            box.appendChild(md.render('| a \\\\| b | c |\\n|---|--:|\\n| <img src=x onerror="window.owned=1"> | **x** |\\n'
+                + '| only one |\\n\\n```\\n<script>window.owned=2</script>\\n```'));
+            return box.innerHTML;
+        }""")
+        assert html == (
+            '<div class="table-wrap"><table><thead><tr><th scope="col">a | b</th>'
+            '<th scope="col" style="text-align: right;">c</th></tr></thead><tbody>'
+            '<tr><td>&lt;img src=x onerror="window.owned=1"&gt;</td><td style="text-align: right;"><strong>x</strong></td></tr>'
+            '<tr><td>only one</td><td style="text-align: right;"></td></tr></tbody></table></div>'
+            '<div class="code-block"><div class="code-head"><span class="code-lang">code</span>'
+            '<button class="copy-code" type="button" aria-label="Copy the code">Copy</button></div>'
+            '<pre><code>&lt;script&gt;window.owned=2&lt;/script&gt;</code></pre></div>')
+        assert page.evaluate("window.owned === undefined")
         page.emulate_media(color_scheme="dark")
         screenshot(page, "chat-markdown-dark-1280")
         assert_accessible(page, "an answer with a table and code, dark, 1280 px")
