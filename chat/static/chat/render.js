@@ -254,7 +254,7 @@ export function createRenderer(ui, actions) {
       }
     }
     entry.foot.hidden = entry.copy.hidden && !entry.figures.textContent;
-    entry.node.appendChild(entry.foot); // stays last, below the notes
+    if (entry.node.lastChild !== entry.foot) entry.node.appendChild(entry.foot); // last, below the notes
   }
 
   function drawTurn(entry, item, state) {
