@@ -11,11 +11,15 @@ from django.http import JsonResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.access import Caller
-from agents.api.parsing import request_text_check
+from agents.api.errors import status_for
+from agents.api.parsing import json_body, request_text_check
+from agents.connections import async_twin
 from agents.runtime.errors import MastraError
 from agents.runtime.messages import new_id
+from inbox.selectors import notification_get
 
-from . import inbox_panel, selectors
+from . import inbox_panel, selectors, thread_actions
+from .demo_notification import notification_send_test
 
 
 def error(status: int, code: str, message: str) -> JsonResponse:
@@ -56,11 +60,70 @@ def threads(request, caller):
     return JsonResponse({"threads": selectors.thread_list(caller=caller, query=query)})
 
 
+@require_http_methods(["PATCH", "DELETE"])
+@signed_in
+def thread_detail(request, caller, thread_id: str):
+    """PATCH ``{"title"}``: rename one of the caller's threads (an empty title clears it). DELETE:
+    delete it. 404 ``thread_not_found`` for a thread the caller does not have."""
+    try:
+        if request.method == "DELETE":
+            if not thread_actions.thread_delete(caller=caller, thread_id=thread_id):
+                return error(404, "thread_not_found", f"thread {thread_id!r} not found")
+            return JsonResponse({"id": thread_id, "deleted": True})
+        title = json_body(request).get("title")
+        if not isinstance(title, str):
+            return error(400, "invalid_field", "title must be a string")
+        if len(title) > thread_actions.MAX_TITLE:
+            return error(400, "invalid_field", f"title is limited to {thread_actions.MAX_TITLE} characters")
+        renamed = thread_actions.thread_rename(caller=caller, thread_id=thread_id, title=title)
+    except MastraError as exc:
+        return error(status_for(exc.code), exc.code, exc.message)
+    if renamed is None:
+        return error(404, "thread_not_found", f"thread {thread_id!r} not found")
+    return JsonResponse(renamed)
+
+
+@require_GET
+@signed_in
+def runs(request, caller):
+    """``?id=<runId>`` (repeated, at most 100): the figures of the caller's runs among them."""
+    run_ids = request.GET.getlist("id")
+    if len(run_ids) > selectors.RUNS_LIMIT:
+        return error(400, "invalid_query", f"at most {selectors.RUNS_LIMIT} run ids")
+    return JsonResponse({"runs": selectors.run_figures(caller=caller, run_ids=run_ids)})
+
+
 @require_GET
 @signed_in
 def notifications_list(request, caller):
     thread_id = request.GET.get("threadId") or None
     return JsonResponse(selectors.notification_panel(caller=caller, thread_id=thread_id))
+
+
+@require_POST
+@signed_in
+def notifications_read_all(request, caller):
+    return JsonResponse({"changed": inbox_panel.panel_read_all(caller=caller)})
+
+
+@require_POST
+async def notification_test(request):
+    """``{"agentId", "threadId"}``: file a test notification into the caller's thread (201 with the
+    record as the panel shows it)."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return error(401, "not_authenticated", "sign in first")
+    caller = Caller.of(user)
+    try:
+        body = json_body(request)
+        agent_id, thread_id = body.get("agentId"), body.get("threadId")
+        if not isinstance(agent_id, str) or not agent_id or not isinstance(thread_id, str) or not thread_id:
+            return error(400, "invalid_field", "agentId and threadId are required strings")
+        record = await notification_send_test(caller=caller, agent_id=agent_id, thread_id=thread_id)
+    except MastraError as exc:
+        return error(status_for(exc.code), exc.code, exc.message)
+    stored = await async_twin(notification_get)(record_id=record["id"], resource_id=caller.resource_id)
+    return JsonResponse({"record": selectors.panel_record(stored)}, status=201)
 
 
 @require_POST

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models import Exists, JSONField, OuterRef, Q, Subquery
 
 from agents.access import Caller
-from agents.models import Message
+from agents.models import Message, Run
 from agents.registry import get_mastra
 from inbox.models import NotificationRecord
 from inbox.selectors import notification_counts, notification_list
@@ -23,15 +23,57 @@ PREVIEW_CHARS = 80
 NOTIFICATIONS_LIMIT = 50
 #: the statuses the panel lists; dismissed, archived and discarded records are filed away
 OPEN_STATUSES = ["pending", "delivered", "seen", "failed"]
+#: the statuses the badge counts (not yet read)
+UNREAD_STATUSES = ["pending", "delivered"]
+#: runs whose figures one request may ask for
+RUNS_LIMIT = 100
+#: example prompts listed at most for one agent
+EXAMPLES_LIMIT = 8
+#: why the picker cannot open an agent without memory
+NO_MEMORY = "no memory: use the API"
 
 
 def agent_list() -> list[dict]:
-    """The site's agents that can hold a conversation (they have memory), sorted by name, each
-    with what its voice can do (``speak``: the page's Play buttons; ``listen``: its microphone)."""
-    agents = [a for a in get_mastra().get_agents().values() if a.memory is not None]
+    """The site's agents, sorted by name: each with its description, its example prompts (the
+    ``examples`` of its metadata), whether the page can talk to it (``available``: it has memory,
+    which keeps a thread; ``reason`` says why not) and what its voice can do (``speak``: the page's
+    Play buttons; ``listen``: its microphone)."""
+    agents = sorted(get_mastra().get_agents().values(), key=lambda a: ((a.name or a.id).lower(), a.id))
     return [{"id": a.id, "name": a.name or a.id, "description": a.description or "",
+             "examples": agent_examples(a), "available": a.memory is not None,
+             "reason": "" if a.memory is not None else NO_MEMORY,
              "voice": {"speak": a.voice.speaks, "listen": a.voice.listens}}
-            for a in sorted(agents, key=lambda a: ((a.name or a.id).lower(), a.id))]
+            for a in agents]
+
+
+def agent_examples(agent) -> list[str]:
+    """The strings of the agent's ``metadata["examples"]`` (none when its metadata is a callable)."""
+    examples = agent.static_metadata().get("examples")
+    if not isinstance(examples, (list, tuple)):
+        return []
+    return [e for e in examples if isinstance(e, str) and e.strip()][:EXAMPLES_LIMIT]
+
+
+def run_figures(*, caller: Caller, run_ids: list[str]) -> list[dict]:
+    """What the page shows under an answer, for the caller's runs among ``run_ids``: the tokens, the
+    duration (start to end, waits for an approval included) and the models that answered."""
+    rows = Run.objects.filter(pk__in=run_ids[:RUNS_LIMIT], resource_id=caller.resource_id).order_by("started_at", "id")
+    return [{"id": r.id, "agentId": r.agent_id, "status": r.status, "usage": usage_view(r.usage),
+             "durationMs": (round((r.finished_at - r.started_at).total_seconds() * 1000)
+                            if r.finished_at else None),
+             "models": list(r.step_models or [])}
+            for r in rows]
+
+
+def usage_view(usage) -> dict:
+    """A run's stored token usage in camelCase (``input_tokens`` -> ``inputTokens``)."""
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for key, value in usage.items():
+        head, *rest = key.split("_")
+        out[head + "".join(w.title() for w in rest)] = value
+    return out
 
 
 def voice_limits() -> dict:
@@ -68,7 +110,8 @@ def message_preview(content) -> str:
 
 def notification_panel(*, caller: Caller, thread_id: str | None = None) -> dict:
     """The caller's open inbox records (of one thread when ``thread_id``): ``{"pending", "unread",
-    "records"}``; ``pending`` waits for delivery, ``unread`` is pending plus delivered (not seen)."""
+    "records"}``; ``pending`` waits for delivery, ``unread`` is pending plus delivered (not seen):
+    the badge's number and the panel's heading."""
     counts = notification_counts(resource_id=caller.resource_id, thread_id=thread_id)
     records, _ = notification_list(resource_id=caller.resource_id, thread_id=thread_id, status=OPEN_STATUSES,
                                    limit=NOTIFICATIONS_LIMIT)
@@ -82,6 +125,12 @@ def panel_record(record: dict) -> dict:
             "source": record["source"], "kind": record["kind"], "priority": record["priority"],
             "status": record["status"], "summary": record["summary"], "coalescedCount": record["coalesced_count"],
             "createdAt": record["created_at"].isoformat()}
+
+
+def unread_notification_ids(*, caller: Caller) -> list[str]:
+    """The ids of the caller's records not yet read (pending or delivered)."""
+    return list(NotificationRecord.objects.filter(resource_id=caller.resource_id, status__in=UNREAD_STATUSES)
+                .values_list("pk", flat=True))
 
 
 def notification_ids_of(*, caller: Caller, ids: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from ledger.prices import step_cost
 from agents.memory import Memory
 from agents.runtime import (Agent, CompositeVoice, Mastra, OpenAIVoice, create_github_adapter, create_slack_adapter,
                             create_tool)
+from agents.runtime.scoring import create_scorer
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -97,6 +98,50 @@ clock_tool = create_tool(
     execute=current_time,
 )
 
+def restart_service(input: dict) -> dict:
+    """A demonstration: nothing is restarted; the request is acknowledged once an operator approved it."""
+    return {"service": input["service"], "restarted": True,
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+restart_tool = create_tool(
+    id="restart-service",
+    description="Restart a service (a demonstration: it restarts nothing). Needs an operator's approval.",
+    input_schema={"type": "object", "properties": {"service": {"type": "string", "minLength": 1, "maxLength": 80}},
+                  "required": ["service"], "additionalProperties": False},
+    execute=restart_service,
+    require_approval=True,
+)
+
+#: an answer longer than this scores below 1 on the conciseness scorer
+CONCISE_CHARS = 600
+
+
+def answer_text(run: dict) -> str:
+    """The text of a scored run's answer (its response messages' text parts)."""
+    pieces = []
+    for message in run.get("output") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            pieces.append(content)
+        elif isinstance(content, list):
+            pieces.extend(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "".join(pieces)
+
+
+def concise_score(ctx: dict) -> float:
+    length = len(answer_text(ctx["run"]))
+    return 1.0 if length <= CONCISE_CHARS else round(CONCISE_CHARS / length, 3)
+
+
+conciseness_scorer = create_scorer(
+    id="conciseness", name="Conciseness",
+    description=f"1 for an answer of at most {CONCISE_CHARS} characters, less the longer it gets.",
+    generate_score=concise_score,
+    generate_reason=lambda ctx: f"{len(answer_text(ctx['run']))} characters",
+)
+
+
 def demo_channels(env=os.environ) -> dict | None:
     """The demo agent's channels (docs/channels.md), from the environment only: Slack with
     ``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``; GitHub with ``GITHUB_WEBHOOK_SECRET`` and
@@ -148,8 +193,17 @@ ops_agent = Agent(
     ],
     model=demo_model(),
     voice=demo_voice(),
-    tools={"calculate": calculator_tool, "current-time": clock_tool},
+    tools={"calculate": calculator_tool, "current-time": clock_tool, "restart-service": restart_tool},
     memory=Memory(last_messages=20, generate_title=True),
+    # every answer is scored in the background (admin: Scores, and each run's page)
+    scorers={"conciseness": conciseness_scorer},
+    # the chat page's empty thread offers these (``/tool …`` lines are for the offline model, local/echo)
+    metadata={"examples": [
+        '/tool calculate {"expression": "2*(3+4)"}',
+        "/tool current-time",
+        '/tool restart-service {"service": "billing-api"}',
+        "What should I check first when the API returns 502s?",
+    ]},
     # its instructions, tool descriptions and model chain are editable in the admin (docs/editor.md)
     editor={"instructions": True, "tools": {"description": True}, "model": True},
     # Slack threads and GitHub issues, when their credentials are in the environment
@@ -164,6 +218,8 @@ writer_agent = Agent(
     instructions="You draft short, friendly replies to customer questions. Sign as 'The Support Team'.",
     model=settings.MASTRA_DEFAULT_MODEL,
     tools={"current-time": clock_tool},
+    memory=Memory(last_messages=20, generate_title=True),
+    metadata={"examples": ["A customer asks when their refund will arrive.", "/tool current-time"]},
 )
 
 policy_agent = Agent(
@@ -172,6 +228,8 @@ policy_agent = Agent(
     description="Quotes the refund policy word for word (editor=False: read-only in the admin).",
     instructions="Quote the refund policy: refunds within 30 days of purchase, on the original payment method.",
     model=settings.MASTRA_DEFAULT_MODEL,
+    memory=Memory(last_messages=20, generate_title=True),
+    metadata={"examples": ["Can I get a refund 45 days after buying?"]},
     editor=False,
 )
 
@@ -182,6 +240,11 @@ triage_agent = Agent(
     instructions="Summarise incident notes in three bullet points: impact, cause, next step.",
     model=settings.MASTRA_DEFAULT_MODEL,
     tools={"calculate": calculator_tool},
+    memory=Memory(last_messages=20, generate_title=True),
+    metadata={"examples": [
+        "Checkout failed for 25 minutes after the 14:05 deploy; rolled back at 14:30; cause: a missing index.",
+        '/tool calculate {"expression": "25*60"}',
+    ]},
     editor={"instructions": True},
 )
 

@@ -121,13 +121,23 @@ def test_the_json_views_answer_401_when_not_signed_in(client):
         assert response.json() == {"error": "sign in first", "code": "not_authenticated", "message": "sign in first"}
 
 
-def test_agents_with_memory_are_listed_by_name(client, alice, chat_site):
+def test_every_agent_is_listed_by_name_and_one_without_memory_says_why(client, alice, chat_site):
     client.force_login(alice)
-    assert client.get("/chat/api/agents").json() == {
-        "agents": [
-            {"id": "helper", "name": "Another Helper", "description": "", "voice": {"speak": False, "listen": False}},
-            {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told.",
-             "voice": {"speak": False, "listen": False}}],
+    assert client.get("/chat/api/agents").json() == {"agents": [
+        {"id": "helper", "name": "Another Helper", "description": "", "examples": [], "available": True,
+         "reason": "", "voice": {"speak": False, "listen": False}},
+        {"id": "broken", "name": "Broken", "description": "", "examples": [], "available": True, "reason": "",
+         "voice": {"speak": False, "listen": False}},
+        {"id": "chat-bot", "name": "Chat Bot", "description": "Echoes what it is told.",
+         "examples": ['/tool delete-file {"path": "/tmp/x"}', "Hello there"], "available": True, "reason": "",
+         "voice": {"speak": False, "listen": False}},
+        {"id": "forgetful", "name": "Forgetful", "description": "", "examples": [], "available": True,
+         "reason": "", "voice": {"speak": False, "listen": False}},
+        {"id": "writer", "name": "Markdown Writer", "description": "Answers with a table and some code.",
+         "examples": [], "available": True, "reason": "", "voice": {"speak": False, "listen": False}},
+        {"id": "no-memory", "name": "No Memory", "description": "", "examples": [], "available": False,
+         "reason": "no memory: use the API",
+         "voice": {"speak": False, "listen": False}}],
         "voiceLimits": {"maxAudioBytes": 10 * 1024 * 1024, "maxAudioSeconds": 300}}
 
 
@@ -136,11 +146,13 @@ def test_the_agents_list_says_what_each_voice_can_do(client, alice, chat_site, s
     chat_site(voice=CompositeVoice(input=LocalVoice()))  # the chat bot listens, and does not speak
     client.force_login(alice)
     data = client.get("/chat/api/agents").json()
-    assert [(a["id"], a["voice"]) for a in data["agents"]] == [
-        ("helper", {"speak": False, "listen": False}), ("chat-bot", {"speak": False, "listen": True})]
+    voices = {a["id"]: a["voice"] for a in data["agents"]}
+    assert voices["helper"] == {"speak": False, "listen": False}
+    assert voices["chat-bot"] == {"speak": False, "listen": True}
     assert data["voiceLimits"] == {"maxAudioBytes": 2048, "maxAudioSeconds": 30}
     chat_site(voice=CompositeVoice(input=LocalVoice(), output=LocalVoice()))
-    assert client.get("/chat/api/agents").json()["agents"][1]["voice"] == {"speak": True, "listen": True}
+    voices = {a["id"]: a["voice"] for a in client.get("/chat/api/agents").json()["agents"]}
+    assert voices["chat-bot"] == {"speak": True, "listen": True}
 
 
 def test_threads_are_the_callers_own_newest_first_and_searchable(client, alice, bob):

@@ -24,7 +24,7 @@ def test_migrate_synced_the_sites_agents():
         "ops-assistant", "policy-bot", "support-writer", "triage-notes"]
     ops = AgentDefinition.objects.get(agent_id="ops-assistant")
     assert ops.editor == {"instructions": True, "tools": {"description": True}, "model": True}
-    assert ops.defaults["tools"] == ["calculate", "current-time"]
+    assert ops.defaults["tools"] == ["calculate", "current-time", "restart-service"]
     assert AgentDefinition.objects.get(agent_id="policy-bot").editor is False
 
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { initialState, reduce, toolKey, WAITING_FOR_APPROVAL } from "../../chat/static/chat/state.js";
+import { answerText, initialState, reduce, toolKey, WAITING_FOR_APPROVAL } from "../../chat/static/chat/state.js";
 
 function deepFreeze(value) {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {
@@ -113,7 +113,7 @@ test("resume: duplicates change nothing, a gap is recorded and the chunk applied
     runs: { r1: { status: "finished", reason: "stop" } },
     finishedRuns: ["r1"],
     gaps: [{ after: 5, seq: 8 }],
-    effects: [{ type: "load-threads" }]
+    effects: [{ type: "load-threads" }, { type: "run-finished", runId: "r1" }]
   }));
   // the next frame's effects are its own
   assert.deepEqual(run(after, [{ type: "pong" }]).effects, []);
@@ -151,7 +151,7 @@ test("a run that ends while the page is disconnected is finished by the resumed 
     parts: { "r1:text:t1": "turn:1" },
     runs: { r1: { status: "finished", reason: "stop" } },
     finishedRuns: ["r1"],
-    effects: [{ type: "load-threads" }]
+    effects: [{ type: "load-threads" }, { type: "run-finished", runId: "r1" }]
   }));
 });
 
@@ -471,4 +471,45 @@ test("a model attempt that failed mid-answer: its streamed parts and calls go, t
   assert.deepEqual(turn.parts, [{ key: "r1:text:m2-t", kind: "text", text: "the whole answer" }]);
   assert.deepEqual(state.tools, {});
   assert.deepEqual(Object.keys(state.parts), ["r1:text:m2-t"]);
+});
+
+test("figures: stored answers ask for their runs' figures, which go under each run's last turn", () => {
+  const stamped = (id, text, runId) => ({ ...answered(id, []), content: { format: 2,
+    parts: [{ type: "text", text }], metadata: { agentId: "ops", runId } } });
+  const loaded = run(initialState(), [snapshot(9, { messages: [
+    said("u1", "first"), stamped("a1", "one", "r1"), stamped("a2", "two", "r2"), said("u2", "second"),
+    stamped("a3", "three", "r3")
+  ] })]);
+  // two runs answered without an input between them: two turns, one per run
+  assert.deepEqual(loaded.items.filter((i) => i.kind === "turn").map((t) => [t.key, t.parts.map((p) => p.text)]),
+    [["turn:1", ["one"]], ["turn:2", ["two"]], ["turn:3", ["three"]]]);
+  assert.deepEqual(loaded.turnRuns, { "turn:1": "r1", "turn:2": "r2", "turn:3": "r3" });
+  assert.deepEqual(loaded.effects, [{ type: "load-figures", runIds: ["r1", "r2", "r3"] }]);
+
+  const f2 = { id: "r2", usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 }, durationMs: 1200,
+    models: ["local/echo"] };
+  const shown = run(loaded, [{ type: "client-figures", runs: [f2] }]);
+  assert.deepEqual(shown.items.filter((i) => i.kind === "turn").map((t) => t.figures || null), [null, f2, null]);
+  assert.equal(shown.items[0], loaded.items[0]); // what did not change is the same object
+  assert.equal(shown.items[1], loaded.items[1]);
+
+  // a live run: its figures go under its last turn, and its answer is announced once it is done
+  const live = run(shown, [
+    chunk(10, "start", "r4"),
+    chunk(11, "text-delta", "r4", { id: "t", text: "live " }),
+    chunk(12, "text-delta", "r4", { id: "t", text: "answer" }),
+    chunk(13, "finish", "r4", { stepResult: { reason: "stop" } })
+  ]);
+  assert.deepEqual(live.effects, [{ type: "load-threads" }, { type: "run-finished", runId: "r4" }]);
+  assert.equal(answerText(live, "r4"), "live answer");
+  assert.equal(answerText(live, "r3"), "three");
+  const f4 = { id: "r4", usage: {}, durationMs: 10, models: [] };
+  const done = run(live, [{ type: "client-figures", runs: [f4] }]);
+  assert.deepEqual(done.items[done.items.length - 1].figures, f4);
+
+  // a resumed page keeps what it holds; a rebuilt one puts the known figures back at once
+  const rebuilt = run(done, [{ type: "data-thread-snapshot", seq: 14, runId: null, data: { messages: [
+    said("u1", "first"), stamped("a2", "two", "r2"), stamped("a5", "five", "r5")] } }]);
+  assert.deepEqual(rebuilt.items.filter((i) => i.kind === "turn").map((t) => t.figures || null), [f2, null]);
+  assert.deepEqual(rebuilt.effects, [{ type: "load-figures", runIds: ["r5"] }]);
 });

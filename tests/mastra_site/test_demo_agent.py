@@ -40,7 +40,7 @@ def test_get_mastra_finds_the_demo_agent():
 @pytest.mark.asyncio
 async def test_the_agent_offers_its_tools_to_the_model():
     tools = await ops_agent.get_tools()
-    assert sorted(tools) == ["calculate", "current-time"]
+    assert sorted(tools) == ["calculate", "current-time", "restart-service"]
     assert tools["calculate"].spec("calculate")["parameters"]["required"] == ["expression"]
 
 
@@ -100,21 +100,22 @@ async def test_the_agent_remembers_and_titles_its_threads():
     mem = {"resource": "ops-user", "thread": "ops-thread"}
     first = await ops_agent.generate("hello ops", memory=mem)
     assert first.text == "echo: hello ops"
-    # generate_title=True: the title arrives in the background (local/echo titles with its echo)
+    # generate_title=True: the title arrives in the background (local/echo cannot write one: it is
+    # made from the first message)
     title = ""
     for _ in range(250):
         title = await sync_to_async(lambda: Thread.objects.get(thread_id="ops-thread").title)()
         if title:
             break
         await asyncio.sleep(0.02)
-    assert title == "echo: hello ops"
+    assert title == "hello ops"
     second = await ops_agent.generate('/tool calculate {"expression": "2*(3+4)"}', memory=mem)
     assert second.text == 'echo: tool calculate returned {"expression": "2*(3+4)", "value": 14}'
     assert [m["role"] for m in second.remembered_messages] == ["user", "assistant"]
     roles = await sync_to_async(lambda: list(Message.objects.filter(thread__thread_id="ops-thread").order_by("id")
                                              .values_list("role", flat=True)))()
     assert roles == ["user", "assistant", "user", "assistant", "assistant"]  # the tool result is on its call
-    assert (await sync_to_async(lambda: Thread.objects.get(thread_id="ops-thread").title)()) == "echo: hello ops"
+    assert (await sync_to_async(lambda: Thread.objects.get(thread_id="ops-thread").title)()) == "hello ops"
 
 
 @pytest.mark.parametrize("expression, problem", [
@@ -179,3 +180,43 @@ def test_the_demo_agent_speaks_and_listens_only_with_an_openai_key_or_server():
         assert (voice.speaks, voice.listens) == (True, True)  # the chat page's microphone and Play buttons
     # the site's agent takes the voice demo_voice() gives for the environment it started in
     assert ops_agent.has_voice is (demo_voice() is not None)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_every_demo_agent_has_memory_and_example_prompts():
+    for agent in mastra.get_agents().values():
+        assert agent.memory is not None, agent.id
+        assert agent.static_metadata()["examples"], agent.id
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_restarting_a_service_waits_for_an_operators_approval():
+    from agents.models import ToolApproval
+
+    mem = {"resource": "ops-user", "thread": "ops-approval"}
+    first = await ops_agent.generate('/tool restart-service {"service": "billing-api"}', memory=mem)
+    assert first.finish_reason == "suspended"
+    approval = await sync_to_async(ToolApproval.objects.get)()
+    assert (approval.tool_name, approval.args) == ("restart-service", {"service": "billing-api"})
+    resumed = await ops_agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id=approval.tool_call_id)
+    [result] = [r["payload"]["result"] for r in resumed.tool_results]
+    assert (result["service"], result["restarted"]) == ("billing-api", True)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_each_answer_of_the_ops_assistant_is_scored_for_conciseness():
+    from agents.observability import Score
+    from agents.runtime.scoring import scoring_drain
+    from mastra_site.mastra import CONCISE_CHARS, concise_score
+
+    short = await ops_agent.generate("hello ops")
+    long = await ops_agent.generate("x" * 1194)  # "echo: " + 1194 characters = 1200
+    assert await scoring_drain()
+    scores = await sync_to_async(lambda: list(Score.objects.order_by("created_at").values_list(
+        "run_id", "scorer_id", "score", "reason")))()
+    assert sorted(scores) == sorted([(short.run_id, "conciseness", 1.0, "15 characters"),
+                                     (long.run_id, "conciseness", 0.5, "1200 characters")])
+    assert concise_score({"run": {"output": [{"role": "assistant", "content": "y" * CONCISE_CHARS}]}}) == 1.0

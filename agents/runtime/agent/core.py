@@ -137,6 +137,10 @@ class Agent:
         return f"<Agent {self.id}>"
 
     # -- dynamic configuration ----------------------------------------------------------------
+    def static_metadata(self) -> dict:
+        """The metadata given as a dict (a copy), or ``{}`` when it is a callable of the request context."""
+        return {} if callable(self._metadata) else dict(self._metadata or {})
+
     async def get_metadata(self, request_context: dict | None = None) -> dict:
         if callable(self._metadata):
             return await maybe_await(self._metadata(request_context or {})) or {}

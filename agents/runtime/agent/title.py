@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 from ..providers.base import ModelRequest
@@ -14,8 +15,50 @@ logger = logging.getLogger(__name__)
 
 TITLE_INSTRUCTIONS = ("Write a short title (at most 8 words) for a conversation that starts with the "
                       "user message below. Answer with the title only.")
+#: characters of a title made from the first message (an ellipsis marks a cut)
+TITLE_CHARS = 60
+#: characters of a title a model wrote
+MODEL_TITLE_CHARS = 100
+_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]*?)?/?>")
+_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$", re.M)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d{1,9}[.)]\s+)", re.M)
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_|~~|`+)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_TOOL_LINE = re.compile(r"^\s*/tool\s+([A-Za-z0-9_.:-]+).*$", re.M)
 #: title tasks in flight (kept referenced until they end)
 _pending: set[asyncio.Task] = set()
+
+
+def title_clean(text: str, limit: int = MODEL_TITLE_CHARS) -> str:
+    """``text`` as a thread title: tags (a signal's XML) and markdown marks dropped (their text
+    kept), whitespace collapsed to single spaces, surrounding quotes and stray marks removed, cut at ``limit``
+    characters on a word boundary with an ellipsis."""
+    text = _FENCE.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    text = _LINK.sub(r"\1", text)
+    text = _LINE_MARK.sub("", text)
+    for _ in range(3):  # nested emphasis: ***bold italic***
+        text = _EMPHASIS.sub(r"\2", text)
+    text = " ".join(text.split()).strip("\"'“”‘’ *_`~#")
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def title_from_message(first_message: str) -> str:
+    """A title made from the thread's first user message without asking a model: its first line
+    that says something, cleaned (:func:`title_clean`) and cut at :data:`TITLE_CHARS`; a
+    ``/tool <name> …`` line (the offline model's syntax) becomes ``Tool <name>``."""
+    text = _TOOL_LINE.sub(lambda m: f"Tool {m.group(1)}", first_message)
+    for line in _FENCE.sub("\n", text).splitlines():
+        title = title_clean(line, TITLE_CHARS)
+        if title:
+            return title
+    return title_clean(text, TITLE_CHARS)
 
 
 def title_generate_soon(run: Any, first_message: str) -> None:
@@ -27,8 +70,10 @@ def title_generate_soon(run: Any, first_message: str) -> None:
 
 async def title_generate(run: Any, first_message: str) -> None:
     """Ask the run's model (or the setting's ``model``, with its ``instructions``) for a title of
-    the conversation that starts with ``first_message``, store it and call ``on_title_generated``.
-    Never raises: a failure is logged."""
+    the conversation that starts with ``first_message``, store it (cleaned: :func:`title_clean`)
+    and call ``on_title_generated``. A model that cannot write one (``writes_titles = False``: the
+    offline ``local/echo``) is not asked: the title is :func:`title_from_message`. Never raises: a
+    failure is logged."""
     mem = run.memory
     setting = mem["generate_title"]
     model = run.model
@@ -38,12 +83,17 @@ async def title_generate(run: Any, first_message: str) -> None:
             model = resolve_model(setting["model"])
         instructions = setting.get("instructions") or instructions
     try:
-        parts = []
-        async for event in model.stream(ModelRequest(messages=[{"role": "system", "content": instructions},
-                                                               {"role": "user", "content": first_message}])):
-            if event["type"] == "text-delta":
-                parts.append(event["text"])
-        title = " ".join("".join(parts).split())[:100] or first_message[:100]
+        if getattr(model, "writes_titles", True):
+            parts = []
+            async for event in model.stream(ModelRequest(messages=[{"role": "system", "content": instructions},
+                                                                   {"role": "user", "content": first_message}])):
+                if event["type"] == "text-delta":
+                    parts.append(event["text"])
+            title = title_clean("".join(parts)) or title_from_message(first_message)
+        else:  # the offline model would echo the request: the title is made from the message itself
+            title = title_from_message(first_message)
+        if not title:
+            return
         await mem["store"].set_thread_title(resource_id=mem["resource_id"], thread_id=mem["thread_id"], title=title)
         callback = mem.get("on_title_generated")
         if callback is not None:
@@ -52,4 +102,4 @@ async def title_generate(run: Any, first_message: str) -> None:
         logger.exception("title generation failed for thread %s", mem["thread_id"])
 
 
-__all__ = ["TITLE_INSTRUCTIONS", "title_generate", "title_generate_soon"]
+__all__ = ["TITLE_INSTRUCTIONS", "title_clean", "title_from_message", "title_generate", "title_generate_soon"]

@@ -73,6 +73,8 @@ def example_for(schema: dict) -> Any:
 
 class EchoModel:
     provider = "local"
+    #: asked for a thread's title it would echo the request: titles are made from the first message
+    writes_titles = False
 
     def __init__(self, model_id: str = "echo", *, delay_ms: float = 0, chunk_size: int = 0):
         self.model_id = model_id

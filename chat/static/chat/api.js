@@ -10,13 +10,23 @@ export function signIn() {
   window.location.href = "/login/?next=/";
 }
 
-export function api(method, url) {
+/* api(method, url, body?) -> the JSON answer; a 4xx/5xx answer rejects with an Error whose
+ * ``code`` and ``status`` are the server's. ``body`` goes as JSON. */
+export function api(method, url, body) {
+  const headers = method === "GET" ? {} : { "X-CSRFToken": cookie("csrftoken") };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   return fetch(url, {
-    method: method, credentials: "same-origin",
-    headers: method === "GET" ? {} : { "X-CSRFToken": cookie("csrftoken") }
+    method: method, credentials: "same-origin", headers: headers,
+    body: body === undefined ? undefined : JSON.stringify(body)
   }).then(function (r) {
     if (r.status === 401) { signIn(); throw new Error("signed out"); }
-    return r.json();
+    return r.json().then(function (data) {
+      if (r.ok) return data;
+      const error = new Error((data && data.message) || "HTTP " + r.status);
+      error.code = data && data.code;
+      error.status = r.status;
+      throw error;
+    });
   });
 }
 

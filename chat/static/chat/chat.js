@@ -8,7 +8,7 @@ import { api, signIn } from "./api.js";
 import { notifications, queuePanel, threadList } from "./panels.js";
 import { clear, createRenderer, el } from "./render.js";
 import { openThreadSocket } from "./socket.js";
-import { initialState, reduce } from "./state.js";
+import { answerText, initialState, reduce } from "./state.js";
 import { createVoice } from "./voice.js";
 
 const $ = function (id) { return document.getElementById(id); };
@@ -19,8 +19,10 @@ const ui = {
   threads: $("thread-list"), search: $("thread-search"), newThread: $("new-thread"), sidebar: $("sidebar"),
   menu: $("menu-toggle"), reminders: $("show-reminders"), notifToggle: $("notif-toggle"),
   notifCount: $("notif-count"), notifPanel: $("notif-panel"), notifList: $("notif-list"),
-  notifPending: $("notif-pending"), notifClose: $("notif-close")
+  notifPending: $("notif-pending"), notifClose: $("notif-close"), notifReadAll: $("notif-read-all"),
+  notifTest: $("notif-test"), announcer: $("announcer")
 };
+const narrow = window.matchMedia("(max-width: 720px)");
 
 let state = initialState();
 let agents = [];
@@ -29,10 +31,14 @@ let threadId = null;
 let socket = null;
 let unanswered = []; // texts sent and not yet accepted or refused, oldest first
 
+function agentOf(id) {
+  return agents.filter(function (x) { return x.id === id; })[0] || null;
+}
+
 /* The name of agent ``id`` (the page's agent when none is stored for a turn). */
 function agentName(id) {
   const wanted = id || agentId;
-  const a = agents.filter(function (x) { return x.id === wanted; })[0];
+  const a = agentOf(wanted);
   return a ? a.name : (wanted || "Agent");
 }
 
@@ -46,6 +52,8 @@ const voice = createVoice({
 const renderer = createRenderer(ui, {
   agentName: agentName,
   turnControls: voice.turnControls,
+  agentInfo: function () { return agentOf(agentId); },
+  fill: function (text) { ui.composer.value = text; ui.composer.focus(); },
   retry: function (text) {
     if (sendFrame({ type: "send-message", message: text })) {
       unanswered.push(text);
@@ -60,9 +68,12 @@ const renderer = createRenderer(ui, {
 });
 const threads = threadList(ui, {
   open: function (id) { openThread(agentId, id); },
-  current: function () { return threadId; }
+  current: function () { return threadId; },
+  deleted: function (id) { if (id === threadId) newThread(); }
 });
-const notifs = notifications(ui);
+const notifs = notifications(ui, {
+  where: function () { return { agentId: agentId, threadId: threadId }; }
+});
 const drawQueue = queuePanel(ui, {
   cancel: function (signalId) { sendFrame({ type: "cancel-queued", signalId: signalId }); }
 });
@@ -76,6 +87,11 @@ function dispatch(frame) {
   state.effects.forEach(function (effect) {
     if (effect.type === "load-threads") threads.load();
     else if (effect.type === "load-notifications") notifs.load();
+    else if (effect.type === "load-figures") loadFigures(effect.runIds);
+    else if (effect.type === "run-finished") {
+      loadFigures([effect.runId]);
+      announce(effect.runId);
+    }
     else if (effect.type === "accepted") {
       unanswered.shift();
       if (!threads.listed()) threads.load();
@@ -84,6 +100,26 @@ function dispatch(frame) {
       if (text && !ui.composer.value) ui.composer.value = text;
     }
   });
+}
+
+/* Runs' figures (tokens, duration, models) for the line under their answers. */
+function loadFigures(runIds) {
+  const ids = (runIds || []).slice(0, 100);
+  if (!ids.length) return;
+  const epoch = state.epoch;
+  const query = ids.map(function (id) { return "id=" + encodeURIComponent(id); }).join("&");
+  api("GET", "/chat/api/runs?" + query).then(function (data) {
+    if (state.epoch === epoch) dispatch({ type: "client-figures", runs: data.runs || [] });
+  }).catch(function () {});
+}
+
+/* A finished answer is read out once (the transcript itself is aria-busy while it streams). */
+function announce(runId) {
+  const text = answerText(state, runId);
+  if (!text) return;
+  ui.announcer.textContent = "";
+  const cut = text.length > 600 ? text.slice(0, 600) + "…" : text;
+  window.setTimeout(function () { ui.announcer.textContent = agentName(null) + " answered: " + cut; }, 50);
 }
 
 function notice(text) {
@@ -118,8 +154,15 @@ function openThread(agent, thread) {
       else dispatch({ type: "client-not-found" });
     }
   });
-  ui.app.classList.remove("sidebar-open");
-  ui.menu.setAttribute("aria-expanded", "false");
+  drawer(false);
+}
+
+/* The thread list: a drawer on narrow screens, out of the tab order (inert) while closed. */
+function drawer(open) {
+  ui.app.classList.toggle("sidebar-open", open);
+  ui.menu.setAttribute("aria-expanded", String(open));
+  ui.sidebar.inert = narrow.matches && !open;
+  if (open) ui.newThread.focus();
 }
 
 function fromHash() {
@@ -156,16 +199,23 @@ ui.composer.addEventListener("keydown", function (e) {
 ui.stop.addEventListener("click", stop);
 document.addEventListener("keydown", function (e) {
   if (e.key === "Escape") {
-    if (notifs.isOpen()) { notifs.toggle(false); return; }
+    if (notifs.isOpen()) { notifs.toggle(false); ui.notifToggle.focus(); return; }
+    if (narrow.matches && ui.app.classList.contains("sidebar-open")) { drawer(false); ui.menu.focus(); return; }
     stop();
   }
 });
 ui.agent.addEventListener("change", function () { openThread(ui.agent.value, threadId); });
 ui.newThread.addEventListener("click", newThread);
-ui.menu.addEventListener("click", function () {
-  const open = !ui.app.classList.contains("sidebar-open");
-  ui.app.classList.toggle("sidebar-open", open);
-  ui.menu.setAttribute("aria-expanded", String(open));
+ui.menu.addEventListener("click", function () { drawer(!ui.app.classList.contains("sidebar-open")); });
+narrow.addEventListener("change", function () { drawer(false); });
+// a link to a thread (a notification's): open it here
+window.addEventListener("hashchange", function () {
+  const where = fromHash();
+  if (!where || !agentOf(where.agent) || !agentOf(where.agent).available) return;
+  if (where.agent === agentId && where.thread === threadId) return;
+  ui.agent.value = where.agent;
+  notifs.toggle(false);
+  openThread(where.agent, where.thread);
 });
 function reminders() {
   document.body.classList.toggle("show-reminders", ui.reminders.checked);
@@ -181,15 +231,19 @@ api("GET", "/chat/api/agents").then(function (data) {
   agents = data.agents || [];
   voice.setLimits(data.voiceLimits);
   clear(ui.agent);
+  // every agent is listed; one the page cannot talk to says why (an agent without memory)
   agents.forEach(function (a) {
-    const o = el("option", null, a.name);
+    const o = el("option", null, a.available ? a.name : a.name + " (" + a.reason + ")");
     o.value = a.id;
+    o.disabled = !a.available;
     if (a.description) o.title = a.description;
     ui.agent.appendChild(o);
   });
-  if (!agents.length) { notice("No agent with memory is configured."); return; }
+  const usable = agents.filter(function (a) { return a.available; });
+  drawer(false);
+  if (!usable.length) { notice("No agent with memory is configured."); return; }
   const where = fromHash();
-  const agent = where && agents.some(function (a) { return a.id === where.agent; }) ? where.agent : agents[0].id;
+  const agent = where && usable.some(function (a) { return a.id === where.agent; }) ? where.agent : usable[0].id;
   ui.agent.value = agent;
   agentId = agent;
   threads.load();

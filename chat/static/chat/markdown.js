@@ -2,8 +2,10 @@
  *
  * Every piece of text becomes a DOM text node (textContent / createTextNode): nothing the model
  * writes is ever parsed as HTML. Supported: paragraphs, line breaks, ``` fenced code ```, `code`,
- * **bold**, *italic* / _italic_, # headings, - / * / 1. lists, > quotes, and [links](https://…)
- * with http, https and mailto targets only (opened with rel="noopener noreferrer").
+ * **bold**, *italic* / _italic_, # headings, - / * / 1. lists, > quotes, | tables | (GitHub's:
+ * a header row, a |---|:---:| row, then rows), and [links](https://…) with http, https and mailto
+ * targets only (opened with rel="noopener noreferrer"). A fenced block shows its language (or
+ * "code") and a Copy button.
  *
  * An ES module (render.js uses it); module code is strict by itself.
  */
@@ -52,6 +54,103 @@ function inline(parent, text) {
   if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
 }
 
+/* Copies ``text`` to the clipboard and says so on ``button`` for a moment ("Copied", or "Copy
+ * failed" where the page may not write the clipboard). */
+export function copyText(text, button) {
+  var label = button.textContent, name = button.getAttribute("aria-label");
+  function say(word) {
+    button.textContent = word;
+    if (name) button.setAttribute("aria-label", word);
+    button.setAttribute("data-copied", word === "Copied" ? "true" : "false");
+    setTimeout(function () {
+      button.textContent = label;
+      if (name) button.setAttribute("aria-label", name);
+      button.removeAttribute("data-copied");
+    }, 1500);
+  }
+  var clip = navigator.clipboard;
+  if (!clip || !clip.writeText) { say("Copy failed"); return Promise.resolve(false); }
+  return clip.writeText(text).then(function () { say("Copied"); return true; },
+    function () { say("Copy failed"); return false; });
+}
+
+function codeBlock(lang, text) {
+  var wrap = el("div", "code-block");
+  var head = el("div", "code-head");
+  var name = el("span", "code-lang");
+  name.textContent = lang || "code";
+  var copy = el("button", "copy-code");
+  copy.type = "button";
+  copy.textContent = "Copy";
+  copy.setAttribute("aria-label", "Copy the " + (lang ? lang + " " : "") + "code");
+  var pre = el("pre"), c = el("code");
+  if (lang) c.setAttribute("data-lang", lang);
+  c.textContent = text;
+  copy.addEventListener("click", function () { copyText(text, copy); });
+  head.appendChild(name);
+  head.appendChild(copy);
+  pre.appendChild(c);
+  wrap.appendChild(head);
+  wrap.appendChild(pre);
+  return wrap;
+}
+
+// -- tables: | a | b | / |---|:--:| / rows --------------------------------------------------------
+var TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/* The cells of a table row: split on pipes that are not escaped (\|), outer pipes dropped. */
+function cells(line) {
+  var text = line.trim();
+  if (text.charAt(0) === "|") text = text.slice(1);
+  if (text.length && text.charAt(text.length - 1) === "|" && text.charAt(text.length - 2) !== "\\") text = text.slice(0, -1);
+  var out = [], cell = "";
+  for (var i = 0; i < text.length; i += 1) {
+    var ch = text.charAt(i);
+    if (ch === "\\" && text.charAt(i + 1) === "|") { cell += "|"; i += 1; }
+    else if (ch === "|") { out.push(cell.trim()); cell = ""; }
+    else cell += ch;
+  }
+  out.push(cell.trim());
+  return out;
+}
+
+function isTableStart(lines, i) {
+  return lines[i].indexOf("|") >= 0 && i + 1 < lines.length && lines[i + 1].indexOf("-") >= 0 &&
+    TABLE_RULE.test(lines[i + 1]) && (lines[i + 1].indexOf("|") >= 0 || cells(lines[i]).length > 1);
+}
+
+function table(lines, i, out) {
+  var head = cells(lines[i]);
+  var aligns = cells(lines[i + 1]).map(function (c) {
+    var left = c.charAt(0) === ":", right = c.charAt(c.length - 1) === ":";
+    return left && right ? "center" : right ? "right" : left ? "left" : "";
+  });
+  var wrap = el("div", "table-wrap");
+  var t = el("table"), thead = el("thead"), tbody = el("tbody");
+  function row(values, tag, parent) {
+    var tr = el("tr");
+    head.forEach(function (_, n) {
+      var cell = el(tag);
+      if (tag === "th") cell.setAttribute("scope", "col");
+      if (aligns[n]) cell.style.textAlign = aligns[n];
+      inline(cell, values[n] || "");
+      tr.appendChild(cell);
+    });
+    parent.appendChild(tr);
+  }
+  row(head, "th", thead);
+  i += 2;
+  while (i < lines.length && lines[i].trim() !== "" && lines[i].indexOf("|") >= 0) {
+    row(cells(lines[i]), "td", tbody);
+    i += 1;
+  }
+  t.appendChild(thead);
+  t.appendChild(tbody);
+  wrap.appendChild(t);
+  out.appendChild(wrap);
+  return i;
+}
+
 function paragraph(parent, lines) {
   var p = el("p");
   lines.forEach(function (line, i) {
@@ -79,11 +178,12 @@ export function render(text) {
       i += 1;
       while (i < lines.length && lines[i].trim() !== fence[1]) { code.push(lines[i]); i += 1; }
       i += 1;
-      var pre = el("pre"), c = el("code");
-      if (fence[2]) c.setAttribute("data-lang", fence[2]);
-      c.textContent = code.join("\n");
-      pre.appendChild(c);
-      out.appendChild(pre);
+      out.appendChild(codeBlock(fence[2], code.join("\n")));
+      continue;
+    }
+    if (isTableStart(lines, i)) {
+      flush();
+      i = table(lines, i, out);
       continue;
     }
     var heading = /^(#{1,6})\s+(.*)$/.exec(line);

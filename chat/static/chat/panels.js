@@ -5,34 +5,152 @@ import { api } from "./api.js";
 import { clear, el } from "./render.js";
 import { contentsText } from "./state.js";
 
-/* threadList(ui, {open(threadId), current() -> thread id}) -> {load(), mark(), listed()} */
+/* threadList(ui, {open(threadId), current() -> thread id, deleted(threadId)}) -> {load(), mark(),
+ * listed()}. Each thread has Rename (in place: Enter saves, Esc cancels) and Delete (asks first). */
 export function threadList(ui, actions) {
   let query = "";
   let searchTimer = null;
 
   function mark() {
     ui.threads.querySelectorAll(".thread-item").forEach(function (b) {
-      b.classList.toggle("current", b.getAttribute("data-thread-id") === actions.current());
+      const current = b.getAttribute("data-thread-id") === actions.current();
+      b.classList.toggle("current", current);
+      if (current) b.setAttribute("aria-current", "true");
+      else b.removeAttribute("aria-current");
     });
   }
 
-  function load() {
+  /* A small line icon (SVG built node by node: no markup from strings). */
+  function icon(d) {
+    const NS = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("width", "15");
+    svg.setAttribute("height", "15");
+    svg.setAttribute("aria-hidden", "true");
+    const path = document.createElementNS(NS, "path");
+    path.setAttribute("d", d);
+    path.setAttribute("fill", "none");
+    path.setAttribute("stroke", "currentColor");
+    path.setAttribute("stroke-width", "2");
+    path.setAttribute("stroke-linecap", "round");
+    path.setAttribute("stroke-linejoin", "round");
+    svg.appendChild(path);
+    return svg;
+  }
+  const PENCIL = "M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4";
+  const TRASH = "M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6";
+
+  function button(cls, text, label) {
+    const b = el("button", cls, text);
+    b.type = "button";
+    if (label) b.setAttribute("aria-label", label);
+    return b;
+  }
+
+  function renameForm(li, t, name) {
+    const form = el("form", "thread-rename-form");
+    const input = el("input", "thread-title-input");
+    input.type = "text";
+    input.value = t.title || t.preview || "";
+    input.placeholder = t.preview || "Title";
+    input.maxLength = 255;
+    input.setAttribute("aria-label", "New title for " + name);
+    const save = button("primary small", "Save");
+    save.type = "submit";
+    const cancel = button("small", "Cancel");
+    const error = el("span", "form-error small-error");
+    error.setAttribute("role", "alert");
+    form.appendChild(input);
+    form.appendChild(save);
+    form.appendChild(cancel);
+    form.appendChild(error);
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      save.disabled = true;
+      api("PATCH", "/chat/api/threads/" + encodeURIComponent(t.id), { title: input.value }).then(function () {
+        load(t.id);
+      }, function (err) { save.disabled = false; error.textContent = err.message; });
+    });
+    function back() { load(t.id); }
+    cancel.addEventListener("click", back);
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); back(); }
+    });
+    clear(li);
+    li.appendChild(form);
+    input.focus();
+    input.select();
+  }
+
+  function confirmDelete(li, t, name) {
+    const box = el("div", "thread-confirm");
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Delete " + name + "?");
+    box.appendChild(el("span", "confirm-text", "Delete “" + name + "” and its messages?"));
+    const yes = button("danger small confirm-delete", "Delete");
+    const no = button("small", "Cancel");
+    const error = el("span", "form-error small-error");
+    error.setAttribute("role", "alert");
+    yes.addEventListener("click", function () {
+      yes.disabled = true;
+      api("DELETE", "/chat/api/threads/" + encodeURIComponent(t.id)).then(function () {
+        actions.deleted(t.id);
+        load();
+        ui.newThread.focus();
+      }, function (err) { yes.disabled = false; error.textContent = err.message; });
+    });
+    no.addEventListener("click", function () { load(t.id); });
+    box.addEventListener("keydown", function (e) {
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); load(t.id); }
+    });
+    box.appendChild(yes);
+    box.appendChild(no);
+    box.appendChild(error);
+    clear(li);
+    li.appendChild(box);
+    no.focus();
+  }
+
+  function row(t) {
+    const li = el("li", "thread-row");
+    li.setAttribute("data-thread-id", t.id);
+    const name = t.title || t.preview || "Untitled";
+    const b = button("thread-item");
+    b.setAttribute("data-thread-id", t.id);
+    b.appendChild(el("span", "thread-title", name));
+    b.appendChild(el("span", "thread-when", new Date(t.updatedAt).toLocaleString()));
+    b.addEventListener("click", function () { actions.open(t.id); });
+    li.appendChild(b);
+    const tools = el("div", "thread-actions");
+    const rename = button("icon-btn small thread-rename", undefined, "Rename " + name);
+    const remove = button("icon-btn small thread-delete", undefined, "Delete " + name);
+    rename.appendChild(icon(PENCIL));
+    remove.appendChild(icon(TRASH));
+    rename.title = "Rename";
+    remove.title = "Delete";
+    rename.addEventListener("click", function () { renameForm(li, t, name); });
+    remove.addEventListener("click", function () { confirmDelete(li, t, name); });
+    tools.appendChild(rename);
+    tools.appendChild(remove);
+    li.appendChild(tools);
+    return li;
+  }
+
+  /* Draws the list again; ``focusId``: the thread whose button gets the focus (after a rename). */
+  function load(focusId) {
     api("GET", "/chat/api/threads?q=" + encodeURIComponent(query)).then(function (data) {
       const threads = data.threads || [];
       clear(ui.threads);
-      threads.forEach(function (t) {
-        const li = el("li");
-        const b = el("button", "thread-item");
-        b.type = "button";
-        b.setAttribute("data-thread-id", t.id);
-        b.appendChild(el("span", "thread-title", t.title || t.preview || "Untitled"));
-        b.appendChild(el("span", "thread-when", new Date(t.updatedAt).toLocaleString()));
-        b.addEventListener("click", function () { actions.open(t.id); });
-        li.appendChild(b);
-        ui.threads.appendChild(li);
-      });
+      threads.forEach(function (t) { ui.threads.appendChild(row(t)); });
       if (!threads.length) ui.threads.appendChild(el("li", "muted empty", query ? "No match" : "No threads yet"));
       mark();
+      if (typeof focusId === "string") {
+        const again = Array.prototype.filter.call(ui.threads.querySelectorAll(".thread-item"), function (b) {
+          return b.getAttribute("data-thread-id") === focusId;
+        })[0];
+        if (again) again.focus();
+      }
     }).catch(function () {});
   }
 
@@ -48,10 +166,18 @@ export function threadList(ui, actions) {
   return { load: load, mark: mark, listed: listed };
 }
 
-/* notifications(ui) -> {load(), toggle(open), isOpen()} */
-export function notifications(ui) {
-  function post(id, action) {
-    return api("POST", "/chat/api/notifications/" + encodeURIComponent(id) + "/" + action).then(load);
+/* notifications(ui, {where() -> {agentId, threadId}}) -> {load(), toggle(open), isOpen()}. The
+ * badge and the panel's heading both count the unread records (pending or delivered). */
+export function notifications(ui, actions) {
+  function post(url, body) {
+    return api("POST", url, body).then(load);
+  }
+
+  function threadLink(r) {
+    const a = el("a", "notif-thread", "Open thread");
+    a.href = "#/agents/" + encodeURIComponent(r.agentId) + "/threads/" + encodeURIComponent(r.threadId);
+    a.setAttribute("aria-label", "Open thread: " + r.summary);
+    return a;
   }
 
   function record(r) {
@@ -63,16 +189,20 @@ export function notifications(ui) {
     head.appendChild(el("span", "muted notif-status", r.status));
     li.appendChild(head);
     li.appendChild(el("div", "plain", r.summary + (r.coalescedCount > 1 ? " (×" + r.coalescedCount + ")" : "")));
+    const when = el("time", "notif-time muted", new Date(r.createdAt).toLocaleString());
+    when.setAttribute("datetime", r.createdAt);
+    li.appendChild(when);
     const row = el("div", "card-actions");
+    row.appendChild(threadLink(r));
     if (r.status === "pending" || r.status === "delivered") {
       const read = el("button", "link-btn notif-read", "Mark read");
       read.type = "button";
-      read.addEventListener("click", function () { post(r.id, "read"); });
+      read.addEventListener("click", function () { post("/chat/api/notifications/" + encodeURIComponent(r.id) + "/read"); });
       row.appendChild(read);
     }
     const dismiss = el("button", "link-btn notif-dismiss", "Dismiss");
     dismiss.type = "button";
-    dismiss.addEventListener("click", function () { post(r.id, "dismiss"); });
+    dismiss.addEventListener("click", function () { post("/chat/api/notifications/" + encodeURIComponent(r.id) + "/dismiss"); });
     row.appendChild(dismiss);
     li.appendChild(row);
     return li;
@@ -83,7 +213,9 @@ export function notifications(ui) {
       const unread = data.unread || 0;
       ui.notifCount.hidden = unread === 0;
       ui.notifCount.textContent = String(unread);
-      ui.notifPending.textContent = (data.pending || 0) + " pending";
+      ui.notifToggle.setAttribute("aria-label", unread ? "Notifications, " + unread + " unread" : "Notifications");
+      ui.notifPending.textContent = unread + " unread";
+      ui.notifReadAll.disabled = unread === 0;
       clear(ui.notifList);
       (data.records || []).forEach(function (r) { ui.notifList.appendChild(record(r)); });
       if (!(data.records || []).length) ui.notifList.appendChild(el("li", "muted empty", "Nothing here"));
@@ -97,7 +229,15 @@ export function notifications(ui) {
   }
 
   ui.notifToggle.addEventListener("click", function () { toggle(ui.notifPanel.hidden); });
-  ui.notifClose.addEventListener("click", function () { toggle(false); });
+  ui.notifClose.addEventListener("click", function () { toggle(false); ui.notifToggle.focus(); });
+  ui.notifReadAll.addEventListener("click", function () { post("/chat/api/notifications/read-all"); });
+  ui.notifTest.addEventListener("click", function () {
+    const where = actions.where();
+    ui.notifTest.disabled = true;
+    post("/chat/api/notifications/test", { agentId: where.agentId, threadId: where.threadId })
+      .catch(function () {})
+      .then(function () { ui.notifTest.disabled = false; });
+  });
   return { load: load, toggle: toggle, isOpen: function () { return !ui.notifPanel.hidden; } };
 }
 

@@ -7,7 +7,7 @@
  * reaches the page through textContent, or through markdown.js (which does the same); never
  * through innerHTML.
  */
-import { render as markdown } from "./markdown.js";
+import { copyText, render as markdown } from "./markdown.js";
 import { contentsText, json } from "./state.js";
 
 export function el(tag, cls, text) {
@@ -78,11 +78,40 @@ function place(parent, node, prev) {
   return node;
 }
 
+/* "1.2 s", "850 ms", "2 min 5 s" */
+export function duration(ms) {
+  if (typeof ms !== "number" || ms < 0) return "";
+  if (ms < 1000) return Math.round(ms) + " ms";
+  if (ms < 60000) return (Math.round(ms / 100) / 10).toFixed(1) + " s";
+  const s = Math.round(ms / 1000);
+  return Math.floor(s / 60) + " min " + (s % 60) + " s";
+}
+
+/* The line under an answer: "7 tokens (5 in, 2 out) · 1.2 s" from a run's figures (no tokens:
+ * the duration alone). */
+export function figuresLine(f) {
+  const u = f.usage || {};
+  const bits = [];
+  const total = typeof u.totalTokens === "number" ? u.totalTokens : (u.inputTokens || 0) + (u.outputTokens || 0);
+  if (total > 0) bits.push(total + " tokens (" + (u.inputTokens || 0) + " in, " + (u.outputTokens || 0) + " out)");
+  const d = duration(f.durationMs);
+  if (d) bits.push(d);
+  return bits.join(" · ");
+}
+
+function modelsOf(f) {
+  const seen = [];
+  (f.models || []).forEach(function (m) { if (seen.indexOf(m) < 0) seen.push(m); });
+  return seen.join(", ");
+}
+
 /* createRenderer(ui, actions) -> {render(state), follow()}. ``actions.decide(approval, approved)``
  * answers an approval card; ``actions.agentName(agentId)`` labels the assistant's turns (each with
  * the agent that answered); ``actions.retry(text)`` sends a failed run's input again;
  * ``actions.turnControls(node, agentId, text)`` (optional) adds an answer's buttons, ``text()``
- * being the answer's text when asked. */
+ * being the answer's text when asked.
+ * ``actions.agentInfo()`` is the page's agent ({name, description, examples}) for the empty
+ * thread, whose example prompts go to the composer with ``actions.fill(text)``. */
 export function createRenderer(ui, actions) {
   const items = new Map(); // item key -> {item, node, ...}
   const approvals = new Map(); // tool key -> {approval, node, yes, no}
@@ -137,6 +166,7 @@ export function createRenderer(ui, actions) {
   function toolNode(tool) {
     const node = el("details", "tool");
     node.setAttribute("data-tool-call-id", tool.toolCallId || "");
+    if (tool.runId) node.setAttribute("data-tool-run-id", tool.runId);
     const summary = el("summary");
     summary.appendChild(el("span", "tool-icon", "tool"));
     summary.appendChild(el("span", "tool-name", tool.toolName));
@@ -193,14 +223,48 @@ export function createRenderer(ui, actions) {
 
   function turnEntry(item) {
     const wrap = el("div", "msg msg-assistant");
-    wrap.appendChild(el("div", "msg-label", actions.agentName(item.agentId)));
+    const label = el("div", "msg-label", actions.agentName(item.agentId));
+    wrap.appendChild(label);
     const body = el("div", "msg-body");
     wrap.appendChild(body);
     if (item.runId) wrap.setAttribute("data-run-id", item.runId);
-    const entry = { node: wrap, body: body, parts: new Map(), notes: 0 };
+    // under the answer: its figures (the model on hover) and a Copy button
+    const foot = el("div", "turn-foot");
+    const figures = el("span", "figures");
+    const copy = el("button", "link-btn copy-answer", "Copy");
+    copy.type = "button";
+    copy.setAttribute("aria-label", "Copy the answer");
+    copy.hidden = true;
+    const entry = { node: wrap, body: body, label: label, foot: foot, figures: figures, copy: copy, parts: new Map(),
+      notes: 0, item: null, shown: null };
+    copy.addEventListener("click", function () {
+      const texts = entry.item.parts.filter(function (p) { return p.kind === "text" && p.text; })
+        .map(function (p) { return p.text; });
+      copyText(texts.join("\n\n"), copy);
+    });
+    foot.appendChild(figures);
+    foot.appendChild(copy);
+    wrap.appendChild(foot);
     // the answer's own buttons (voice.js: Play), reading its text as it is when they are pressed
     if (actions.turnControls) actions.turnControls(wrap, item.agentId, function () { return turnText(entry.item); });
     return entry;
+  }
+
+  function drawFoot(entry, item) {
+    entry.copy.hidden = !item.parts.some(function (p) { return p.kind === "text" && p.text; });
+    if (item.figures !== entry.shown) {
+      entry.shown = item.figures;
+      const f = item.figures;
+      entry.figures.textContent = f ? figuresLine(f) : "";
+      const models = f ? modelsOf(f) : "";
+      if (models) {
+        entry.figures.title = "Model: " + models;
+        entry.label.title = "Model: " + models;
+        entry.figures.setAttribute("data-models", models);
+      }
+    }
+    entry.foot.hidden = entry.copy.hidden && !entry.figures.textContent;
+    if (entry.node.lastChild !== entry.foot) entry.node.appendChild(entry.foot); // last, below the notes
   }
 
   function drawTurn(entry, item, state) {
@@ -233,13 +297,48 @@ export function createRenderer(ui, actions) {
       }
       entry.node.appendChild(line);
     }
+    drawFoot(entry, item);
+  }
+
+  /* The empty thread: the agent's description, its example prompts (a click puts one in the
+   * composer) and, when some are for the offline model, how its /tool lines work. */
+  function emptyNode() {
+    const info = actions.agentInfo ? actions.agentInfo() : null;
+    const node = el("div", "empty-thread");
+    node.appendChild(el("p", "empty", "Say hello to " + actions.agentName() + "."));
+    if (!info) return node;
+    if (info.description) node.appendChild(el("p", "agent-description", info.description));
+    const examples = info.examples || [];
+    if (examples.length) {
+      node.appendChild(el("h2", "examples-head", "Try"));
+      const list = el("ul", "examples");
+      examples.forEach(function (text) {
+        const li = el("li");
+        const b = el("button", "example", text);
+        b.type = "button";
+        b.addEventListener("click", function () { actions.fill(text); });
+        li.appendChild(b);
+        list.appendChild(li);
+      });
+      node.appendChild(list);
+    }
+    if (examples.some(function (t) { return /^\s*\/tool\s/.test(t); })) {
+      const hint = el("p", "tool-hint");
+      hint.appendChild(document.createTextNode("With the offline model (local/echo) a line "));
+      hint.appendChild(el("code", null, "/tool <name> <JSON arguments>"));
+      hint.appendChild(document.createTextNode(" calls that tool, e.g. "));
+      hint.appendChild(el("code", null, '/tool calculate {"expression": "6*7"}'));
+      hint.appendChild(document.createTextNode("; the arguments may be left out for a tool that takes none."));
+      node.appendChild(hint);
+    }
+    return node;
   }
 
   // -- items --------------------------------------------------------------------------------------
   function itemEntry(item) {
     if (item.kind === "signal") return { node: signalNode(item.signal) };
     if (item.kind === "turn") return turnEntry(item);
-    if (item.kind === "empty") return { node: el("p", "empty", "Say hello to " + actions.agentName() + ".") };
+    if (item.kind === "empty") return { node: emptyNode() };
     const node = el("div", "notice-line " + (item.cls || ""), item.text);
     node.setAttribute("role", "alert");
     return { node: node };
@@ -251,7 +350,7 @@ export function createRenderer(ui, actions) {
     const keep = new Set();
     state.items.forEach(function (item) {
       let entry = items.get(item.key);
-      if (entry && entry.item.kind !== item.kind) {
+      if (entry && (entry.item.kind !== item.kind || (item.kind === "empty" && entry.item !== item))) {
         entry.node.remove();
         entry = null;
       }
@@ -288,6 +387,8 @@ export function createRenderer(ui, actions) {
       ui.running.hidden = !state.activeRunId;
       ui.runningLabel.textContent = state.runLabel || "Running…";
       ui.app.classList.toggle("is-running", !!state.activeRunId);
+      // streaming: assistive technology waits for the finished answer (announced by the page)
+      ui.transcript.setAttribute("aria-busy", String(!!state.activeRunId && !state.runLabel));
     }
     if (!drawn || drawn.items !== state.items || drawn.approvals !== state.approvals || drawn.tools !== state.tools) {
       drawTranscript(state);

@@ -17,8 +17,10 @@
  *   (a run waiting for an approval is stored, and a page that joins gets its chunks again).
  * - approvals: by the same key; `turn` is the turn holding the tool card, or null while the card
  *   has not arrived (the approval shows anyway, and attaches when the card comes).
- * - effects: what the page should do after this frame (reload the thread list, the notifications);
- *   replaced by every call.
+ * - figures: a run's tokens, duration and models (fetched by the page, `client-figures`), shown
+ *   under the run's last turn (`turn.figures`); `turnRuns` names the run of each stored turn.
+ * - effects: what the page should do after this frame (reload the thread list, the notifications,
+ *   fetch runs' figures, announce a finished answer); replaced by every call.
  */
 
 import { budgetNoticeText, refusalCard } from "./limits.js";
@@ -37,6 +39,8 @@ export function initialState() {
     nextKey: 1,
     items: [],
     runTurn: {}, // run id -> {turn, split}: the run's latest turn; split once an input came after it
+    turnRuns: {}, // stored turn key -> the run that wrote it (content.metadata.runId)
+    figures: {}, // run id -> {usage, durationMs, models, ...} as GET /chat/api/runs answers
     standalone: null, // the turn stored assistant messages (or a run-less tool result) go into
     parts: {}, // part key -> the key of the turn that holds it
     seenSignals: {},
@@ -348,6 +352,7 @@ function unqueue(s, id) {
 function rebuild(s, messages) {
   s.items = [];
   s.runTurn = {};
+  s.turnRuns = {};
   s.parts = {};
   s.tools = {};
   s.seenSignals = {};
@@ -357,6 +362,14 @@ function rebuild(s, messages) {
   messages.forEach(function (m) { storedMessage(s, m); });
   s.standalone = null;
   if (!messages.length) pushItem(s, { key: "empty", kind: "empty" });
+  const missing = [];
+  Object.keys(s.turnRuns).forEach(function (key) {
+    const run = s.turnRuns[key];
+    if (has(s.figures, run)) {
+      if (lastTurnOf(s, run) === key) updateItem(s, key, function (turn) { turn.figures = s.figures[run]; });
+    } else if (missing.indexOf(run) < 0) missing.push(run);
+  });
+  if (missing.length) s.effects = s.effects.concat([{ type: "load-figures", runIds: missing }]);
 }
 
 /* A stored message, in Mastra's stored format ({format: 2, parts}) as the server sends them: a
@@ -378,7 +391,12 @@ function formatTwo(s, m) {
   }
   if (m.role !== "assistant") return;
   const meta = content.metadata || {};
+  // another run's answer starts a turn of its own (its figures are its own)
+  if (s.standalone && meta.runId && s.turnRuns[s.standalone] && s.turnRuns[s.standalone] !== meta.runId) {
+    s.standalone = null;
+  }
   const turnKey = turnFor(s, null, meta.agentId || null);
+  if (meta.runId && !s.turnRuns[turnKey]) set(s, "turnRuns", turnKey, meta.runId);
   if (meta.notice) { // a soft budget's notice (limits.js)
     turnNote(s, turnKey, budgetNoticeText(meta.notice), "limit-notice");
     return;
@@ -522,6 +540,7 @@ function applyChunk(s, c) {
         if (reason === "length") runNote(s, runId, "Stopped at the length limit.", "muted");
         if (runId) endRun(s, runId, reason === "error" ? "failed" : "finished", reason);
         s.effects = s.effects.concat([{ type: "load-threads" }]);
+        if (runId) s.effects = s.effects.concat([{ type: "run-finished", runId: runId }]);
       }
       break;
     }
@@ -579,6 +598,25 @@ function otherFrame(state, f) {
   return settle(state); // abort-requested, pong
 }
 
+/* The key of run ``runId``'s last turn (live: its run id; stored: turnRuns), or null. */
+function lastTurnOf(s, runId) {
+  for (let i = s.items.length - 1; i >= 0; i -= 1) {
+    const item = s.items[i];
+    if (item.kind === "turn" && (item.runId === runId || s.turnRuns[item.key] === runId)) return item.key;
+  }
+  return null;
+}
+
+/* The text of run ``runId``'s answer (its turns' text parts), for announcing it once it is done. */
+export function answerText(state, runId) {
+  const texts = [];
+  state.items.forEach(function (item) {
+    if (item.kind !== "turn" || (item.runId !== runId && state.turnRuns[item.key] !== runId)) return;
+    item.parts.forEach(function (p) { if (p.kind === "text" && p.text) texts.push(p.text); });
+  });
+  return texts.join("\n\n");
+}
+
 // -- the page's own events ------------------------------------------------------------------------
 function clientEvent(state, e) {
   const s = draft(state);
@@ -605,6 +643,14 @@ function clientEvent(state, e) {
       return s;
     case "client-sent":
       removeEmptyLine(s);
+      return s;
+    case "client-figures": // runs' figures arrived: under each run's last turn
+      (e.runs || []).forEach(function (f) {
+        if (!f || !f.id) return;
+        set(s, "figures", f.id, f);
+        const key = lastTurnOf(s, f.id);
+        if (key) updateItem(s, key, function (turn) { turn.figures = f; });
+      });
       return s;
     case "client-approval-sent": {
       const key = toolKey(e.runId, e.toolCallId);
