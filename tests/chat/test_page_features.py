@@ -414,7 +414,8 @@ def test_streaming_is_busy_a_finished_answer_is_announced_the_closed_drawer_is_i
         assert page.get_attribute("#show-reminders", "aria-label") == "Show system reminders"
         # wide again: the list is no drawer, and it is in the tab order
         width(page, 1280)
-        assert page.evaluate("document.getElementById('sidebar').inert") is False
+        # the page follows the width through a media query's change event, dispatched after the resize
+        page.wait_for_function("() => document.getElementById('sidebar').inert === false")
 
 
 # -- tool cards of runs that reuse tool-call ids ---------------------------------------------------------
