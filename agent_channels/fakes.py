@@ -1,5 +1,5 @@
 """A fake Slack Web API and a fake GitHub REST API, as HTTP servers on loopback, for the tests,
-``bench/channels.py`` and trying an agent's channels locally (docs/channels.md): point an adapter's
+``bench/channel_replies.py`` and trying an agent's channels locally (docs/channels.md): point an adapter's
 ``api_url`` at one and the real SDKs (``slack_sdk``, ``githubkit``) talk to it.
 
 Each records every call (``calls``: ``(name, fields)`` in order) and keeps the messages or

@@ -1,7 +1,7 @@
 """Channels under load: Slack mentions each sent as ``app_mention`` + ``message`` + 2 retries, spread
 over two daphne processes, and GitHub mentions, answered through the fake platforms.
 
-    .venv/bin/python bench/channels.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
+    .venv/bin/python bench/channel_replies.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
         [--redis-url redis://127.0.0.1:6379/0] [--mentions 1000] [--github 200] [--clients 16]
         [--layout inline|worker]
 
