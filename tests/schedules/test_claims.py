@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -136,16 +137,10 @@ async def test_a_claimed_fire_no_runner_started_is_dispatched_again_and_runs_onc
     assert site.WORKFLOW_INPUTS == [({}, created.id)]
 
 
-def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules, clock, postgres_db):
-    """Four threads (four database connections) claim the same 40 every-minute schedules at the same
-    simulated instants. On PostgreSQL, as every layout with several schedulers: SQLite serialises
-    writers, and four of them hammering one file starve one another past the busy timeout."""
-    import asyncio
-
-    for i in range(40):
-        asyncio.run(schedules.create(workflow_id="nightly", cron="* * * * *", id=f"race-{i}"))
-    start = clock.now
-    instants = [start + timedelta(minutes=m, seconds=1) for m in range(1, 31)]
+def _race_claimers(instants: list[datetime], *, barrier: threading.Barrier | None = None) -> list[str]:
+    """Four threads (four database connections) claim the due fires at each of ``instants`` until a
+    pass claims nothing; with ``barrier``, none moves to the next instant before all are done with
+    this one (schedulers sharing one clock). Returns the trigger ids claimed to run."""
     claimed: list[str] = []
     errors: list[BaseException] = []
     lock = threading.Lock()
@@ -158,8 +153,12 @@ def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules
                     with lock:
                         claimed.extend(got.to_run)
                     got = fires_claim_due(now=now, grace=timedelta(seconds=60), limit=7)
+                if barrier is not None:
+                    barrier.wait(timeout=60)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
+            if barrier is not None:
+                barrier.abort()
         finally:
             connections.close_all()
 
@@ -169,10 +168,55 @@ def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules
     for thread in threads:
         thread.join()
     assert errors == []
+    return claimed
+
+
+def test_claimers_racing_on_their_own_connections_claim_each_fire_once(schedules, clock, postgres_db):
+    """Four claimers on their own connections claim the same 40 every-minute schedules at the same
+    simulated instants (one shared clock): every fire is claimed to run exactly once. On PostgreSQL,
+    as every layout with several schedulers: SQLite serialises writers, and four of them hammering
+    one file starve one another past the busy timeout."""
+    import asyncio
+
+    for i in range(40):
+        asyncio.run(schedules.create(workflow_id="nightly", cron="* * * * *", id=f"race-{i}"))
+    instants = [clock.now + timedelta(minutes=m, seconds=1) for m in range(1, 31)]
+    claimed = _race_claimers(instants, barrier=threading.Barrier(4))
     rows = list(ScheduleTrigger.objects.values_list("schedule_id", "scheduled_fire_at", "outcome"))
     assert len(rows) == 40 * 30 and len(set(claimed)) == len(claimed) == 40 * 30
     assert Counter((s, at) for s, at, _ in rows).most_common(1)[0][1] == 1
     assert {o for _, _, o in rows} == {"claimed"}
+
+
+def test_a_claimer_lagging_behind_the_others_neither_repeats_nor_loses_a_fire(schedules, clock, postgres_db,
+                                                                              monkeypatch):
+    """One of four claimers is slow (its clock lags: it holds its schedules' row locks while the
+    others move on). The others skip the rows it holds and may reach a later instant before it
+    advances them; a fire they then find more than the grace late is recorded ``skipped`` with the
+    misfire policy's reason, never claimed twice and never dropped: each fire has exactly one row."""
+    import asyncio
+
+    from schedules import services
+
+    for i in range(40):
+        asyncio.run(schedules.create(workflow_id="nightly", cron="* * * * *", id=f"lag-{i}"))
+    plan_rows, slow = services._plan_rows, []
+
+    def slow_plan(row, **kwargs):
+        slow[:] = slow or [threading.current_thread().name]
+        if threading.current_thread().name == slow[0]:
+            time.sleep(0.02)
+        return plan_rows(row, **kwargs)
+
+    monkeypatch.setattr(services, "_plan_rows", slow_plan)
+    instants = [clock.now + timedelta(minutes=m, seconds=1) for m in range(1, 21)]
+    claimed = _race_claimers(instants)
+    rows = list(ScheduleTrigger.objects.values_list("id", "schedule_id", "scheduled_fire_at", "outcome", "error"))
+    fires = Counter((s, at) for _, s, at, _, _ in rows)
+    assert len(fires) == 40 * 20 and set(fires.values()) == {1}
+    assert sorted(claimed) == sorted(str(i) for i, _, _, o, _ in rows if o == "claimed")
+    assert {o for *_, o, _ in rows} <= {"claimed", "skipped"}
+    assert all(e.startswith("missed while no scheduler ran") for *_, o, e in rows if o == "skipped")
 
 
 def test_scheduler_processes_racing_run_each_fire_once(schedules, clock, postgres_db, tmp_path):
