@@ -19,6 +19,13 @@ class AgentsConfig(AppConfig):
         from agents.editor.sync import sync_after_migrate
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="agents.editor.sync")
+        # the trace writer stores what it holds at a clean exit (atexit) and when a Celery worker's
+        # pool process ends (it may leave with os._exit, which runs no atexit handler)
+        from celery.signals import worker_process_shutdown
+
+        from agents.observability_services import spans_writer_shutdown
+
+        worker_process_shutdown.connect(spans_writer_shutdown, dispatch_uid="agents.trace_writer")
 
 
 def install_otel_exporter():

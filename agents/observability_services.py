@@ -1,14 +1,26 @@
-"""Writes and reads of scores and trace spans (the run store's ``save_score`` / ``save_spans``)."""
+"""Writes and reads of scores and trace spans (the run store's ``save_score`` / ``save_spans``).
+
+Trace spans are bookkeeping: with ``MASTRA_TRACE_BATCH`` on (the default) the run store only queues
+a finished trace on the process's :func:`spans_writer` (an ``agents.batch_writer.BatchWriter``,
+no I/O on the caller's path) and the writer's thread stores the queued traces in batches, on a
+connection of its own: every ``MASTRA_TRACE_INTERVAL_MS``, at once when ``MASTRA_TRACE_BATCH_SIZE``
+traces wait, and at a clean exit. A full queue (``MASTRA_TRACE_QUEUE`` traces) drops the new trace
+and counts it (``spans_writer().stats()``, on the dashboard). Off, each run's end stores its spans
+itself (:func:`aspans_save`).
+"""
 
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from agents.batch_writer import BatchWriter
 from agents.connections import async_twin
 from agents.observability import Score, TraceSpan
 
@@ -34,9 +46,9 @@ def score_save(*, score: dict) -> Score:
         created_at=_time(score.get("created_at")) or timezone.now())
 
 
-def spans_save(*, spans: list[dict]) -> int:
-    """Store a trace's finished spans in one transaction; each span gets the run id of its nearest
-    ``agent_run`` span. Returns how many were stored."""
+def span_rows(spans: list[dict]) -> list[TraceSpan]:
+    """The rows of one trace's finished spans; each span gets the run id of its nearest
+    ``agent_run`` span."""
     by_id = {s["span_id"]: s for s in spans}
 
     def run_of(span: dict) -> str:
@@ -48,15 +60,61 @@ def spans_save(*, spans: list[dict]) -> int:
             span = by_id.get(span.get("parent_span_id"))
         return ""
 
-    rows = [TraceSpan(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
+    return [TraceSpan(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
                       run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json(s["attributes"]),
                       metadata=_json(s["metadata"]), input=_json(s.get("input")), output=_json(s.get("output")),
                       error=_json(s.get("error")), started_at=_time(s["started_at"]),
                       ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
             for s in spans]
+
+
+def spans_save(*, spans: list[dict]) -> int:
+    """Store a trace's finished spans in one transaction. Returns how many were stored."""
+    return traces_save([spans])
+
+
+def traces_save(traces: list[list[dict]]) -> int:
+    """Store the finished spans of ``traces`` (one list of spans each) in one transaction; a span
+    stored before (same trace and span id) is left as it is. Returns how many were given."""
+    rows = [row for spans in traces for row in span_rows(spans)]
     with transaction.atomic():
-        TraceSpan.objects.bulk_create(rows, ignore_conflicts=True)
+        TraceSpan.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
     return len(rows)
+
+
+def traces_save_on_own_connection(traces: list[list[dict]]) -> int:
+    """:func:`traces_save` from the writer's thread, on a connection closed after the batch."""
+    try:
+        return traces_save(traces)
+    finally:
+        connections.close_all()  # this thread's connections only
+
+
+_writer: BatchWriter | None = None
+_writer_lock = threading.Lock()
+
+
+def spans_writer() -> BatchWriter:
+    """The process's trace writer (made on first use)."""
+    global _writer
+    if _writer is None:
+        with _writer_lock:
+            if _writer is None:
+                _writer = BatchWriter("trace-spans", traces_save_on_own_connection,
+                                      max_queue=settings.MASTRA_TRACE_QUEUE, max_batch=settings.MASTRA_TRACE_BATCH_SIZE,
+                                      interval_s=settings.MASTRA_TRACE_INTERVAL_MS / 1000.0)
+    return _writer
+
+
+def spans_writer_shutdown(**kwargs) -> None:
+    """Store what the trace writer holds and stop it (a Celery worker process ending)."""
+    if _writer is not None:
+        _writer.shutdown()
+
+
+def spans_submit(spans: list[dict]) -> bool:
+    """Queue one finished trace for :func:`spans_writer` (no I/O); False when it was dropped."""
+    return spans_writer().submit(spans)
 
 
 def run_scores(*, run_id: str) -> list[Score]:
@@ -72,4 +130,5 @@ def run_spans(*, run_id: str) -> list[TraceSpan]:
 ascore_save = async_twin(score_save)
 aspans_save = async_twin(spans_save)
 
-__all__ = ["ascore_save", "aspans_save", "run_scores", "run_spans", "score_save", "spans_save"]
+__all__ = ["ascore_save", "aspans_save", "run_scores", "run_spans", "score_save", "span_rows", "spans_save",
+           "spans_submit", "spans_writer", "spans_writer_shutdown", "traces_save"]

@@ -11,8 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from agents.connections import async_twin
-from agents.observability_services import ascore_save, aspans_save
+from django.conf import settings
 from django.db import transaction
+
+from agents.observability_services import ascore_save, aspans_save, spans_submit
 from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ToolApproval, message_bookkeeping
@@ -300,5 +302,10 @@ class DjangoStore:
     async def save_score(self, score: dict) -> None:
         await ascore_save(score=score)
 
-    async def save_spans(self, spans: list[dict]) -> None:
-        await aspans_save(spans=spans)
+    def save_spans(self, spans: list[dict]):
+        """Queue the trace on the process's trace writer (``MASTRA_TRACE_BATCH``, the default: no
+        I/O here), or return the awaitable that stores it now."""
+        if settings.MASTRA_TRACE_BATCH:
+            spans_submit(spans)
+            return None
+        return aspans_save(spans=spans)

@@ -458,6 +458,9 @@ def main(argv=None) -> None:
                     print(json.dumps(line), flush=True)
             asyncio.run(run_local())
         finally:
+            from agents.batch_writer import writers_shutdown
+
+            writers_shutdown()  # the ledger's and the traces' queued rows, while the database exists
             if tmpdir is not None:
                 import shutil
 

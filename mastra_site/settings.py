@@ -335,6 +335,14 @@ MASTRA_LEDGER = env_bool("MASTRA_LEDGER", True)
 MASTRA_LEDGER_QUEUE = env_int("MASTRA_LEDGER_QUEUE", 8192, minimum=1, maximum=1_000_000)
 MASTRA_LEDGER_BATCH = env_int("MASTRA_LEDGER_BATCH", 500, minimum=1, maximum=10_000)
 MASTRA_LEDGER_INTERVAL_MS = env_int("MASTRA_LEDGER_INTERVAL_MS", 1000, minimum=10, maximum=600_000)
+# Trace spans (docs/agents.md#traces) are stored in the background: each run's end queues its trace
+# (at most MASTRA_TRACE_QUEUE traces per process; one past it is dropped and counted) and a writer
+# thread stores them in batches of MASTRA_TRACE_BATCH_SIZE traces every MASTRA_TRACE_INTERVAL_MS.
+# MASTRA_TRACE_BATCH=false stores each run's spans on its own end, before the run returns.
+MASTRA_TRACE_BATCH = env_bool("MASTRA_TRACE_BATCH", True)
+MASTRA_TRACE_QUEUE = env_int("MASTRA_TRACE_QUEUE", 8192, minimum=1, maximum=1_000_000)
+MASTRA_TRACE_BATCH_SIZE = env_int("MASTRA_TRACE_BATCH_SIZE", 256, minimum=1, maximum=10_000)
+MASTRA_TRACE_INTERVAL_MS = env_int("MASTRA_TRACE_INTERVAL_MS", 1000, minimum=10, maximum=600_000)
 # the price table's copy in each process is read again after this many seconds (an edit is seen
 # at once in the process that made it)
 LEDGER_PRICE_CACHE_SECONDS = env_int("MASTRA_LEDGER_PRICE_CACHE_S", 60, minimum=0, maximum=86_400)

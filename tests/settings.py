@@ -11,3 +11,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The cost ledger's background writer is off: its thread would write through a connection of its
 # own, outside each test's transaction. tests/ledger turns it on in transactional tests.
 MASTRA_LEDGER = False
+
+# Trace spans are stored by each run's end, as the writer's thread would write outside each test's
+# transaction; the tests of the background writer turn it on in transactional tests.
+MASTRA_TRACE_BATCH = False

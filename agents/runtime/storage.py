@@ -16,7 +16,7 @@ import copy
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Awaitable, Protocol
 
 from .errors import AgentConfigError, MastraError, ToolApprovalError
 from .stored_messages import stored_form
@@ -110,8 +110,10 @@ class RunStore(Protocol):
     async def save_score(self, score: dict) -> None:
         """Store one scorer's result for a run (optional: a store without it keeps no scores)."""
 
-    async def save_spans(self, spans: list[dict]) -> None:
-        """Store the finished spans of a trace (optional: a store without it keeps no traces)."""
+    def save_spans(self, spans: list[dict]) -> Awaitable[None] | None:
+        """Store the finished spans of a trace (optional: a store without it keeps no traces). It may
+        be a coroutine function, or queue the spans and return None (the site's store: they are
+        bookkeeping, stored off the run's path)."""
 
 
 class InMemoryStore:

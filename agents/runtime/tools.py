@@ -17,14 +17,18 @@ import contextvars
 import datetime
 import decimal
 import inspect
+import logging
 import math
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import AgentConfigError
 from .transforms import tool_transform_check
+
+logger = logging.getLogger(__name__)
 
 try:  # pydantic is optional for the runtime; JSON Schema dicts work without it.
     import pydantic
@@ -233,6 +237,9 @@ class ToolContext:
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).
 DEFAULT_TOOL_TIMEOUT_S = 60.0
+#: A ``quick`` sync tool runs on the event loop; one call longer than this moves the tool to the
+#: worker thread for the rest of the process's life (with a warning): it was not quick.
+QUICK_TOOL_LIMIT_S = 0.002
 
 _EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": True}
 
@@ -274,7 +281,7 @@ class Tool:
                  output_schema: Any = None, execute: Callable | None = None,
                  require_approval: bool = False, provider_options: dict | None = None,
                  timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, suspend_schema: Any = None, resume_schema: Any = None,
-                 transform: Any = None):
+                 transform: Any = None, quick: bool = False):
         if not isinstance(id, str) or not id.strip():
             raise AgentConfigError("tool.id", "must be a non-empty string")
         if execute is not None and not callable(execute):
@@ -296,6 +303,8 @@ class Tool:
         self.require_approval = bool(require_approval)
         self.provider_options = provider_options or {}
         self._execute_is_async = execute is not None and inspect.iscoroutinefunction(execute)
+        #: a sync ``execute`` that runs on the event loop (no thread hand-off), see :func:`create_tool`
+        self.quick = bool(quick) and not self._execute_is_async
         self._execute_arity = _arity(execute) if execute is not None else 2
         self._parameters: dict | None = None  # ``parameters()``, computed once
 
@@ -334,6 +343,10 @@ class Tool:
             async with asyncio.timeout(self.timeout_s):  # no extra task, unlike wait_for
                 if self._execute_is_async:
                     result = await self.execute(*call_args)
+                elif self.quick:
+                    result = self._run_quick(call_args)
+                    if inspect.isawaitable(result):
+                        result = await result
                 else:
                     run = contextvars.copy_context().run
                     result = await asyncio.get_running_loop().run_in_executor(None, run, self.execute, *call_args)
@@ -350,6 +363,19 @@ class Tool:
             return strict_json(to_jsonable(result))
         except ValueError as exc:
             raise ToolValidationError(f"output of tool {self.id!r} is not JSON: {exc}") from None
+
+    def _run_quick(self, call_args: tuple) -> Any:
+        """Run the quick sync ``execute`` here, on the event loop; a call over
+        :data:`QUICK_TOOL_LIMIT_S` ends the tool's quick status (later calls go to the thread)."""
+        started = time.perf_counter()
+        try:
+            return self.execute(*call_args)
+        finally:
+            took = time.perf_counter() - started
+            if took > QUICK_TOOL_LIMIT_S:
+                self.quick = False
+                logger.warning("tool %r is marked quick but a call took %.1f ms (over %.0f ms): its calls run in "
+                               "the worker thread from now on", self.id, took * 1000, QUICK_TOOL_LIMIT_S * 1000)
 
     def __repr__(self) -> str:
         return f"<Tool {self.id}>"
@@ -372,12 +398,17 @@ def _arity(func: Callable) -> int:
 def create_tool(*, id: str, description: str = "", input_schema: Any = None, output_schema: Any = None,
                 execute: Callable | None = None, require_approval: bool = False,
                 provider_options: dict | None = None, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-                suspend_schema: Any = None, resume_schema: Any = None, transform: Any = None) -> Tool:
+                suspend_schema: Any = None, resume_schema: Any = None, transform: Any = None,
+                quick: bool = False) -> Tool:
     """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``; a
-    sync one runs in a worker thread. A call running over ``timeout_s`` seconds ends as a tool error.
+    sync one runs in a worker thread, so that a slow one cannot hold up the event loop, unless
+    ``quick=True``: a pure function that returns within :data:`QUICK_TOOL_LIMIT_S` (2 ms; no I/O, no
+    database) then runs on the event loop itself, without the thread hand-off (a call over the limit
+    moves the tool back to the thread, with a warning). A call running over ``timeout_s`` seconds
+    ends as a tool error (a quick call cannot be interrupted: the limit is its guard).
     ``context.suspend(payload)`` pauses the run (``suspend_schema`` checks the payload); the resume data
     is checked by ``resume_schema``. ``transform`` changes what displays and transcripts show."""
     return Tool(id=id, description=description, input_schema=input_schema, output_schema=output_schema,
                 execute=execute, require_approval=require_approval, provider_options=provider_options,
                 timeout_s=timeout_s, suspend_schema=suspend_schema, resume_schema=resume_schema,
-                transform=transform)
+                transform=transform, quick=quick)

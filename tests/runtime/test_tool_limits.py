@@ -5,6 +5,7 @@ import asyncio
 import datetime
 import decimal
 import math
+import threading
 import time
 import uuid
 
@@ -41,6 +42,33 @@ async def test_a_slow_sync_tool_runs_in_a_worker_thread_and_the_loop_keeps_runni
     assert parts[0]["result"] == {"slept": True}
     assert len(ticks) >= 15  # the loop ticked all along (a blocked loop ticks once or twice)
     assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.2
+
+
+async def test_a_quick_sync_tool_runs_on_the_event_loop_until_a_call_is_not_quick(caplog):
+    """``quick=True``: no thread hand-off. One call over the limit (2 ms) sends the tool's later
+    calls back to the worker thread, with a warning: a misjudged tool cannot keep the loop waiting."""
+    threads = []
+
+    def execute(input):
+        threads.append(threading.current_thread().name)
+        if input.get("slow"):
+            time.sleep(0.01)
+        return "ok"
+
+    tool = create_tool(id="t", execute=execute, quick=True)
+    await call_once(tool)
+    assert threads == [threading.current_thread().name] and tool.quick
+    await call_once(tool, {"slow": True})
+    assert "tool 't' is marked quick but a call took" in caplog.text and not tool.quick
+    await call_once(tool)
+    assert threads[2] != threading.current_thread().name
+
+
+def test_an_async_tool_is_never_quick():
+    async def execute(input):
+        return "ok"
+
+    assert create_tool(id="t", execute=execute, quick=True).quick is False
 
 
 @pytest.mark.parametrize("is_async", [False, True])

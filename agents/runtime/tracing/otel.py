@@ -1,11 +1,13 @@
 """OpenTelemetry export of finished spans over OTLP/HTTP, off unless ``OTEL_EXPORTER_OTLP_ENDPOINT``
 (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set; the ``opentelemetry`` SDK reads its usual
 variables (headers, timeout, ``OTEL_SERVICE_NAME``). Ids keep their values: a span exported here has
-the trace id and span id of ``result.trace_id`` / the stored span."""
+the trace id and span id of ``result.trace_id`` / the stored span. Spans leave through the SDK's
+``BatchSpanProcessor`` (its bounded queue, batches on an interval and on size, a flush at exit): the
+run that ends only queues them, the HTTP calls happen on the processor's thread."""
 
 from __future__ import annotations
 
-import asyncio
+import atexit
 import json
 import os
 from datetime import datetime
@@ -32,7 +34,11 @@ class OtelExporter:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
 
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
         self._exporter = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
+        self._processor = BatchSpanProcessor(self._exporter)
+        atexit.register(self.shutdown)
         self._resource = Resource.create({"service.name": service_name or os.environ.get("OTEL_SERVICE_NAME")
                                           or "mastra-django"})
 
@@ -58,13 +64,17 @@ class OtelExporter:
                             parent=parent, resource=self._resource, attributes=attributes, kind=SpanKind.INTERNAL,
                             start_time=_ns(span["started_at"]), end_time=_ns(span.get("ended_at")), status=status)
 
-    async def export(self, spans: list[dict]) -> None:
-        """Send ``spans`` (the HTTP call runs in a worker thread, off the event loop)."""
-        batch = [self.readable(s) for s in spans]
-        await asyncio.to_thread(self._exporter.export, batch)
+    def export(self, spans: list[dict]) -> None:
+        """Queue ``spans`` on the batch processor (no I/O here: its thread sends them)."""
+        for span in spans:
+            self._processor.on_end(self.readable(span))
+
+    def flush(self, timeout_ms: int = 30_000) -> bool:
+        return self._processor.force_flush(timeout_ms)
 
     def shutdown(self) -> None:
-        self._exporter.shutdown()
+        """Send what is queued, then stop (the processor shuts its exporter down)."""
+        self._processor.shutdown()
 
 
 def otel_exporter_from_env() -> OtelExporter | None:

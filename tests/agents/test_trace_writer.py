@@ -1,0 +1,100 @@
+"""Trace spans are stored off the caller's path (``MASTRA_TRACE_BATCH``, on in production; the test
+settings turn it off, these transactional tests turn it on): a ``generate`` without memory does no
+database work and no thread hop, its trace is queued, and the writer's thread stores every queued
+trace: on a flush, and at a clean exit."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from asgiref.sync import SyncToAsync
+
+from agents.observability import TraceSpan
+from agents.observability_services import spans_writer
+from agents.runtime import Agent, create_tool
+from agents.runtime.testing import ScriptedModel, text_step, tool_step
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def batched(settings):
+    settings.MASTRA_TRACE_BATCH = True
+    yield spans_writer()
+    assert spans_writer().flush(timeout=10)  # nothing queued outlives the test's tables
+
+
+@pytest.fixture
+def hops(monkeypatch):
+    """Every hand-off from the event loop to a thread: ``sync_to_async`` calls (``async_twin``
+    and Django's own) and executor submissions."""
+    calls: list[str] = []
+    call = SyncToAsync.__call__
+
+    async def counted(self, *args, **kwargs):
+        calls.append(getattr(self.func, "__qualname__", repr(self.func)))
+        return await call(self, *args, **kwargs)
+
+    monkeypatch.setattr(SyncToAsync, "__call__", counted)
+    run_in_executor = asyncio.BaseEventLoop.run_in_executor
+
+    def submitted(self, executor, func, *args):
+        calls.append(getattr(func, "__qualname__", repr(func)))
+        return run_in_executor(self, executor, func, *args)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", submitted)
+    return calls
+
+
+def test_a_generate_without_memory_does_no_database_work_and_no_thread_hop(batched, hops, django_db_blocker):
+    agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step("hello")]))
+    with django_db_blocker.block():  # any query here raises
+        result = asyncio.run(agent.generate("hi"))
+    assert (result.text, hops) == ("hello", [])
+    assert TraceSpan.objects.count() == 0  # queued, not stored yet
+    assert batched.flush(timeout=10)
+    stored = list(TraceSpan.objects.order_by("started_at", "id").values_list("trace_id", "type", "run_id"))
+    assert stored == [(result.trace_id, "agent_run", result.run_id), (result.trace_id, "model_step", result.run_id)]
+
+
+def test_a_quick_tool_loop_without_memory_stays_on_the_event_loop(batched, hops, django_db_blocker):
+    ping = create_tool(id="ping", execute=lambda i: "pong", quick=True)
+    model = ScriptedModel([tool_step(("c1", "ping", {})), tool_step(("c2", "ping", {})), text_step("done")])
+    agent = Agent(id="looping", instructions="x", model=model, tools={"ping": ping})
+    with django_db_blocker.block():
+        result = asyncio.run(agent.generate("hi"))
+    assert (result.text, [r["payload"]["result"] for r in result.tool_results], hops) == ("done", ["pong", "pong"], [])
+
+
+def test_traces_queued_before_a_clean_exit_are_all_stored(db_url_for_subprocess):
+    """A process runs 300 generates and exits without a flush: the writer's ``atexit`` handler
+    stores every queued trace (the interval is ten minutes: nothing was written before the exit)."""
+    script = textwrap.dedent("""
+        import asyncio, django
+        django.setup()
+        from agents.runtime import Agent
+        from agents.runtime.testing import ScriptedModel, text_step
+
+        async def main():
+            agent = Agent(id="exiting", instructions="x", model=ScriptedModel([text_step("ok")] * 300))
+            for _ in range(300):
+                await agent.generate("hi")
+
+        asyncio.run(main())
+    """)
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"},
+           "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "DATABASE_URL": db_url_for_subprocess,
+           "PYTHONPATH": str(ROOT), "MASTRA_TRACE_BATCH": "true", "MASTRA_TRACE_INTERVAL_MS": "600000",
+           "MASTRA_TRACE_BATCH_SIZE": "10000", "MASTRA_LEDGER": "false"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert TraceSpan.objects.filter(type="agent_run").values("trace_id").distinct().count() == 300
+    assert TraceSpan.objects.count() == 600
