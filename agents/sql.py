@@ -135,6 +135,20 @@ def exists(model: type[models.Model], where: dict) -> bool:
 
 
 @lru_cache(maxsize=64)
+def _exists_any_sql(vendor: str, shapes: tuple) -> str:
+    return "SELECT " + " OR ".join(
+        f"EXISTS (SELECT 1 FROM {_quote(model._meta.db_table)} WHERE {_where(model, shape)})" for model, shape in shapes)
+
+
+def exists_any(*checks: tuple[type[models.Model], dict]) -> bool:
+    """Whether a row matches any of ``checks`` (``(model, where)`` each), in one statement."""
+    params = [p for model, where in checks for p in _where_params(model, where)]
+    with connection.cursor() as cursor:
+        cursor.execute(_exists_any_sql(connection.vendor, tuple((m, _shape(w)) for m, w in checks)), params)
+        return bool(cursor.fetchone()[0])
+
+
+@lru_cache(maxsize=64)
 def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) -> str:
     fields = _concrete(model)
     sql = (f"INSERT INTO {_quote(model._meta.db_table)} ({', '.join(_quote(f.column) for f in fields)}) "

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease, message_bookkeeping
 from agents.runtime.chunks import persist_run_chunks
+from agents.sql import exists_any
 from agents.runtime.errors import AgentConfigError, SignalError
 from agents.runtime.ids import MAX_AGENT_ID, MAX_RUN_ID, MAX_SIGNAL_ID, id_check
 from agents.runtime.limits import check_pending_inputs
@@ -111,8 +112,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         if decision.action == "discard":
             return Acceptance("discard", **base)
         # signal ids are unique within a thread: another resource's ids say nothing here
-        if (ThreadInput.objects.row_exists({"thread_id": key, "input_id": accepted["id"]})
-                or Message.objects.row_exists({"thread_id": key, "message_id": accepted["id"]})):
+        if exists_any((ThreadInput, {"thread_id": key, "input_id": accepted["id"]}),
+                      (Message, {"thread_id": key, "message_id": accepted["id"]})):
             raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
         if decision.waits:  # the input waits for a run: refused over the cap, nothing stored
             check_pending_inputs(ThreadInput.objects.filter(thread_id=key,
