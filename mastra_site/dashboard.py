@@ -24,6 +24,9 @@ from inbox.models import NotificationRecord
 from ledger.selectors import Costs, Figure as CostFigure, costs_build, costs_total
 
 PRIORITIES = ("urgent", "high", "medium", "low")
+#: the runs card counts the live runs, and the finished ones started within this window
+LIVE_RUNS = (Run.Status.RUNNING, Run.Status.SUSPENDED)
+RUN_WINDOW = timedelta(hours=24)
 USAGE_DAYS = 7
 #: the cost card's period (days, UTC) and how many top spenders it lists per dimension
 COST_DAYS, COST_TOP = 7, 5
@@ -79,8 +82,15 @@ def dashboard_build(*, now: datetime | None = None) -> Dashboard:
     held = dict(ThreadLease.objects.exclude(owner_run_id=None).values_list("status").annotate(n=Count("pk")))
     board.threads = [Figure(status, held.get(status, 0), changelist("agents_threadlease", status=status))
                      for status in ("running", "suspended")]
-    by_status = dict(Run.objects.values_list("status").annotate(n=Count("pk")))
-    board.runs = [Figure(status, by_status.get(status, 0), changelist("agents_run", status=status))
+    # live runs, and the others started in the last RUN_WINDOW: a count over all history would read
+    # every run ever recorded on each page view (hundreds of thousands on a busy site)
+    since = now - RUN_WINDOW
+    by_status = dict(Run.objects.filter(status__in=LIVE_RUNS).values_list("status").annotate(n=Count("pk")))
+    by_status.update(Run.objects.filter(started_at__gte=since).exclude(status__in=LIVE_RUNS)
+                     .values_list("status").annotate(n=Count("pk")).order_by())
+    board.runs = [Figure(status, by_status.get(status, 0),
+                         changelist("agents_run", status=status) if status in LIVE_RUNS
+                         else changelist("agents_run", status=status, started_at__gte=since.isoformat()))
                   for status in Run.Status.values]
     hour_ago = now - timedelta(hours=1)
     failed = Run.objects.filter(status=Run.Status.FAILED, started_at__gte=hour_ago).order_by("-started_at")

@@ -1,6 +1,8 @@
 """The operator dashboard on the admin's front page: each figure and where it links."""
 
+import re
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib import admin
@@ -42,6 +44,15 @@ def test_the_dashboard_counts_what_operators_watch():
     assert [(f.label, f.count) for f in board.threads] == [("running", 1), ("suspended", 0)]
     assert [(f.label, f.count) for f in board.runs] == [("running", 1), ("completed", 1), ("suspended", 0),
                                                        ("failed", 2), ("aborted", 0)]
+    # the finished runs of the last 24 hours only: a run started before is no longer counted
+    Run.objects.filter(pk="r4").update(started_at=now - timedelta(days=1, seconds=1))
+    Run.objects.create(id="r5", agent_id="bot", status="running", started_at=now - timedelta(days=3))
+    later = dashboard_build(now=now)
+    assert [(f.label, f.count) for f in later.runs] == [("running", 2), ("completed", 0), ("suspended", 0),
+                                                       ("failed", 2), ("aborted", 0)]
+    since = (now - timedelta(hours=24)).isoformat()
+    assert [f.url.split("?")[1] for f in later.runs[:2]] == ["status=running", urlencode(
+        {"status": "completed", "started_at__gte": since})]
     assert [(r["id"], r["error"]) for r in board.failed] == [("r2", "model_error: rate limited")]
     assert board.approvals.count == 1
     assert [(f.label, f.count) for f in board.backlog] == [("urgent", 1), ("high", 0), ("medium", 0), ("low", 2)]
@@ -60,7 +71,8 @@ def test_the_admin_front_page_is_the_dashboard_with_links_to_filtered_lists(admi
     assert isinstance(admin.site, MastraAdminSite)
     populate(timezone.now())
     page = admin_client.get(reverse("admin:index")).content.decode()
-    assert f'<a href="{reverse("admin:agents_run_changelist")}?status=failed">2</a>' in page
+    assert re.search(re.escape(f'<a href="{reverse("admin:agents_run_changelist")}?status=failed&amp;started_at__gte=')
+                     + r'[0-9A-Za-z%.-]+">2</a>', page)
     assert f'<a href="{reverse("admin:agents_toolapproval_changelist")}?status=pending">1</a>' in page
     assert f'<a href="{reverse("admin:inbox_notificationrecord_changelist")}?status=pending&amp;priority=low">2</a>' in page
     assert "model_error: rate limited" in page and "<svg" in page
