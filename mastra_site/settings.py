@@ -438,7 +438,7 @@ STORAGES = {
 # signed-in users only, a per-user rate on the routes that send into threads (429 past it), a body
 # size limit (413 past it) and the SSE keep-alive interval.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agents.api.auth.CachedTokenAuthentication",
                                        "agents.api.auth.BearerTokenAuthentication",
                                        "agents.api.auth.SessionCookieAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -446,6 +446,11 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"agent-send": env_str("MASTRA_API_SEND_RATE", "600/min")},
     "EXCEPTION_HANDLER": "agents.api.errors.api_exception_handler",
 }
+# A token checked in the database is trusted for MASTRA_API_TOKEN_CACHE_S seconds in that process
+# (0: every request reads it); deleting it, or changing its user, is seen at once in the process that
+# made the change and within those seconds in the others (agents.api.auth.TokenCache).
+MASTRA_API_TOKEN_CACHE_S = env_int("MASTRA_API_TOKEN_CACHE_S", 10, minimum=0, maximum=3600)
+MASTRA_API_TOKEN_CACHE_MAX = env_int("MASTRA_API_TOKEN_CACHE_MAX", 10_000, minimum=1, maximum=1_000_000)
 SPECTACULAR_SETTINGS = {
     "TITLE": "mastra-django HTTP API",
     "DESCRIPTION": "Mastra's agent routes (for @mastra/client-js), thread signals, memory, the notification "

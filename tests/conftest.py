@@ -120,6 +120,26 @@ def budgets_cache():
 
 
 @pytest.fixture(autouse=True)
+def api_token_cache():
+    """Every test checks API tokens afresh: a test database flush deletes tokens and users without
+    the signals that make this process forget them (``agents.api.auth.TokenCache``), and tests
+    reuse token keys."""
+    try:
+        from django.apps import apps
+    except ImportError:  # the runtime's tests run without Django
+        yield
+        return
+    if not apps.ready:
+        yield
+        return
+    from agents.api.auth import token_cache
+
+    token_cache.clear()
+    yield
+    token_cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def model_resilience():
     """Every test starts with no circuit breaker open and the default retry settings (both are
     per process: a test's failures must not skip another test's model)."""

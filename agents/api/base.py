@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from agents.connections import async_twin
 from agents.access import Caller
+from agents.api.auth import CachedTokenAuthentication
 from agents.registry import get_mastra
 
 from .errors import exception_response
@@ -40,6 +41,11 @@ class ApiView(APIView):
         self.initial(request, *self.args, **self.kwargs)
         return Caller.of(request.user)
 
+    def checks_cached(self, request) -> bool:
+        """Whether the checks can run here, on the event loop: no throttle (its counters may be in
+        Redis) and a token this process checked lately (``agents.api.auth.TokenCache``)."""
+        return not self.throttle_classes and CachedTokenAuthentication.cached_key(request._request)
+
     async def dispatch(self, request, *args, **kwargs):
         self.args, self.kwargs = args, kwargs
         request = self.initialize_request(request, *args, **kwargs)
@@ -53,7 +59,7 @@ class ApiView(APIView):
             handler = getattr(self, request.method.lower(), None)
             if request.method.lower() not in self.http_method_names or handler is None:
                 self.http_method_not_allowed(request)
-            if self.checks_need_database:
+            if self.checks_need_database and not self.checks_cached(request):
                 self.caller = await async_twin(self.initial_checks)(request)
             else:
                 self.caller = self.initial_checks(request)
