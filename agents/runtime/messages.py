@@ -15,18 +15,18 @@ A *stored message* adds ``id``, ``createdAt`` and, on memory threads, ``threadId
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from typing import Any
 
 from .errors import AgentConfigError
+from .random_ids import uuid4_hex, uuid4_str
 
 ROLES = ("system", "user", "assistant", "tool")
 USER_PART_TYPES = ("text", "image", "file")
 
 
 def new_id(prefix: str = "") -> str:
-    return f"{prefix}{uuid.uuid4().hex}" if prefix else str(uuid.uuid4())
+    return f"{prefix}{uuid4_hex()}" if prefix else uuid4_str()
 
 
 def now_iso() -> str:

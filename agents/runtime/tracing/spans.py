@@ -5,13 +5,13 @@ and delegations; tools and callbacks add their own through ``tracing_context["cu
 from __future__ import annotations
 
 import re
-import secrets
 import time
 from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import AgentConfigError
 from ..naming import option_dict, snake_keys
+from ..random_ids import random_hex
 
 TRACE_ID = re.compile(r"^[0-9a-f]{1,32}$")
 SPAN_ID = re.compile(r"^[0-9a-f]{1,16}$")
@@ -20,11 +20,11 @@ OPTION_KEYS = frozenset({"metadata", "request_context_keys", "tags", "trace_id",
 
 
 def new_trace_id() -> str:
-    return secrets.token_hex(16)
+    return random_hex(16)
 
 
 def new_span_id() -> str:
-    return secrets.token_hex(8)
+    return random_hex(8)
 
 
 def _iso(stamp: float) -> str:
