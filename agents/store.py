@@ -9,6 +9,7 @@ these methods.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from agents.connections import async_twin
 from django.conf import settings
@@ -188,11 +189,20 @@ def thread_messages(*, resource_id: str, thread_id: str) -> list[dict]:
     return [m.to_dict() for m in Message.objects.filter(thread_id=thread_key(resource_id, thread_id))]
 
 
-def run_record(run: dict, *, existing: bool = False) -> None:
+def messages_and_run_save(*, resource_id: str, thread_id: str, messages: list[dict], run: dict) -> None:
+    """The end of a memory run outside a thread's lease (a ``generate`` on a memory thread): its
+    messages (``messages_save_locked``) and its record (``run_record``) in one transaction."""
+    with transaction.atomic():
+        saved = messages_save_locked(resource_id=resource_id, thread_id=thread_id, messages=messages)
+        run_record(run, thread_exists=bool(saved))
+
+
+def run_record(run: dict, *, existing: bool = False, thread_exists: bool = False) -> None:
     """Insert or update the run record in one statement (INSERT ... ON CONFLICT (id) DO UPDATE).
 
     ``existing``: the row is most likely there (a thread run's, written when it took the thread's
-    lease): a plain update, and the upsert only when no row was there. The run points at its
+    lease): a plain update, and the upsert only when no row was there. ``thread_exists``: the
+    caller has just written the memory thread's row (no need to look). The run points at its
     memory thread when that thread's row exists and belongs to the run's resource (a read-only
     memory run on a thread never created has none). Its resource is its memory's; a run without
     memory keeps the one its row holds (an HTTP caller's, written when the run id was reserved)."""
@@ -200,7 +210,7 @@ def run_record(run: dict, *, existing: bool = False) -> None:
     key = None
     if run.get("thread_id") is not None and run.get("resource_id") is not None:
         key = thread_key(run["resource_id"], run["thread_id"])
-        if not existing and thread_row_get(run["resource_id"], run["thread_id"]) is None:
+        if not existing and not thread_exists and thread_row_get(run["resource_id"], run["thread_id"]) is None:
             key = None
     values = {"agent_id": run.get("agent_id") or "", "thread_id": key, "status": run.get("status") or Run.Status.COMPLETED,
               "finish_reason": run.get("finish_reason") or "", "usage": run.get("usage") or {},
@@ -254,6 +264,7 @@ def approvals_pending(*, run_id: str | None = None) -> list[dict]:
 
 athread_prepare = async_twin(thread_prepare)
 amessages_save = async_twin(messages_save)
+amessages_and_run_save = async_twin(messages_and_run_save)
 athread_set_title = async_twin(thread_set_title)
 athread_get = async_twin(thread_get)
 athread_messages = async_twin(thread_messages)
@@ -273,6 +284,15 @@ class DjangoStore:
 
     async def save_messages(self, **kwargs):
         return await amessages_save(**kwargs)
+
+    def records_runs_of(self, run_store: Any) -> bool:
+        """Whether this memory store can write ``run_store``'s run records with a run's messages,
+        in one transaction (the same database): :meth:`save_messages_and_run`."""
+        return isinstance(run_store, DjangoStore)
+
+    async def save_messages_and_run(self, *, resource_id: str, thread_id: str, messages: list[dict],
+                                    run: dict) -> None:
+        await amessages_and_run_save(resource_id=resource_id, thread_id=thread_id, messages=messages, run=run)
 
     async def set_thread_title(self, **kwargs):
         await athread_set_title(**kwargs)

@@ -33,8 +33,9 @@ async def test_generate_on_a_memory_thread():
     assert result.text == "echo: second"
     assert seen == [
         "SELECT agents_thread", "SELECT agents_message",  # the thread and its history
-        "UPDATE agents_thread", "INSERT agents_message",  # the end: the thread touched, the new messages
-        "SELECT agents_thread", "INSERT agents_run",  # the run record (its trace is queued)
+        # the end, in one transaction: the thread touched, the new messages, the run record (its
+        # trace is queued)
+        "UPDATE agents_thread", "INSERT agents_message", "INSERT agents_run",
     ]
 
 

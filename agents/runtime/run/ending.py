@@ -38,8 +38,11 @@ async def finalize(run: Any) -> GenerateResult:
         text = await processing.output_result_run(run, text)
     write_end = run.hooks.write_end if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
+    recorded = False
     if save and write_end is None:
-        await save_memory(run)
+        recorded = await save_memory_and_record(run)
+        if not recorded:
+            await save_memory(run)
     result = build_result(run, text)
     # before the thread's lease goes to the next run: that run must find this one's slot free
     await spending.spend_end(run)
@@ -55,7 +58,7 @@ async def finalize(run: Any) -> GenerateResult:
         await write_end(await stored_messages(run, unsaved), record_dict(run))
         if run.memory is not None:
             run.memory["saved_upto"] = run.memory.get("saved_upto", 0) + len(unsaved)
-    else:
+    elif not recorded:
         await _record(run)
     callback = run.options.get("on_finish")
     if callback is not None:
@@ -125,6 +128,25 @@ async def save_memory(run: Any) -> None:
         return
     await mem["store"].save_messages(resource_id=mem["resource_id"], thread_id=mem["thread_id"], messages=messages)
     mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
+
+
+async def save_memory_and_record(run: Any) -> bool:
+    """Save the run's unsaved messages and its record in one write, when its memory store keeps the
+    run store's records too (the site's: one transaction, one hop to the database); True when it
+    did. Else (another store, read-only memory, no memory) the two are written apart."""
+    mem = run.memory
+    if not mem or mem.get("read_only") or run.run_store is None:
+        return False
+    store = mem["store"]
+    together = getattr(store, "records_runs_of", None)
+    if together is None or not together(run.run_store):
+        return False
+    pending = unsaved_messages(run)
+    messages = await stored_messages(run, pending)
+    await store.save_messages_and_run(resource_id=mem["resource_id"], thread_id=mem["thread_id"], messages=messages,
+                                      run=record_dict(run))
+    mem["saved_upto"] = mem.get("saved_upto", 0) + len(pending)
+    return True
 
 
 async def stored_messages(run: Any, pending: list[dict]) -> list[dict]:
