@@ -1,0 +1,360 @@
+"""Many concurrent tool-loop runs in one daphne process, against a model that takes 300 ms a step.
+
+    .venv/bin/python bench/concurrency.py [--runs 500] [--delay-ms 300] [--timeout 180] [--warmup 5] [--repeat 1]
+
+One daphne process (``mastra_site.asgi:application``) serves the ``pinger`` agent of this module
+(``MASTRA=bench.concurrency:mastra``): ``openai/mock`` with memory (``Memory(last_messages=10)``) and
+a tool ``ping`` (a pure function marked ``quick``). The model is a mock OpenAI Chat Completions
+server (streamed SSE chunks, as the ``openai`` SDK reads them; aiohttp) started by this script in a
+process of its own (the clients' work cannot delay its clock readings), which daphne reaches through
+``OPENAI_BASE_URL`` (``OPENAI_API_KEY=bench``). Every request waits
+``--delay-ms`` then answers: a call of ``ping`` while the request holds fewer than two tool results,
+text after. Each run is thus three model steps; the mock tells runs apart by their user message.
+
+The script makes ``--runs`` threads, subscribes to each (the HTTP API's SSE route
+``threads/subscribe``, token auth), then sends one ``send-message`` per thread, all at once (50
+connections), and waits for every thread's ``finish`` chunk. ``--warmup`` runs before (not measured)
+import the SDK and open the first connections; ``--repeat`` measures again on the same daphne.
+
+Prints one JSON line per repetition:
+  completed              the finishes seen by the subscribers (target: every run)
+  framework_p50/p99/max_ms  the framework's own time between two model steps of a run: from the
+                         moment the mock finished answering step k to the moment it received the
+                         request of step k+1 (the stream's end, the tool call, the loop, the
+                         events and messages written, the next request built and sent); two per
+                         run. Target: p99 < 3 ms
+  wake_p50/p99_ms        send-message sent → the mock received the run's first request
+  tail_p50/p99_ms        the mock finished the last step → the subscriber read ``finish``
+  run_p50/p99_ms         send-message sent → ``finish`` read (three steps of ``--delay-ms``)
+  lag_p99/max_ms         the event-loop lag inside daphne while the runs were going: a task of
+                         this module (started when ``BENCH_LAG_FILE`` is set) sleeps 10 ms in a
+                         loop and records how late it woke. Target: p99 < 20 ms
+  rss_mb, max_rss_mb     daphne's resident memory after the runs, and its peak (``/proc``)
+
+Limits lifted for the bench through daphne's environment: ``MASTRA_API_SEND_RATE`` (100000000/min),
+``MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE`` and ``MASTRA_MAX_ACTIVE_RUNS_PER_AGENT`` (0: none; the
+defaults), the notification dispatcher's interval (an hour). Nothing else limits the number of
+runs of a process. The database is a temporary SQLite file unless ``DATABASE_URL`` names one (it
+is migrated). ``BENCH_KEEP=1`` keeps the temporary directory (daphne's stderr, the lag samples).
+The clients and the mock share the machine with daphne: timings are wall clock. The daphne and mock
+pids are printed on stderr, for ``py-spy record --pid``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT_ID = "pinger"
+RESOURCE = "bench"
+#: send-message requests in flight at once, and subscriptions being opened at once
+SENDERS = 50
+CONNECTING = 50
+
+_mastra = None
+
+
+# -- the site (in daphne) ---------------------------------------------------------------------------
+def ping(input: dict) -> dict:
+    return {"pong": input.get("n", 0)}
+
+
+async def lag_monitor(path: str, interval: float = 0.010) -> None:
+    """Sleep ``interval`` in a loop; append ``<unix time> <ms late>`` lines to ``path`` every half second."""
+    samples: list[str] = []
+    flushed = time.monotonic()
+    while True:
+        before = time.monotonic()
+        await asyncio.sleep(interval)
+        now = time.monotonic()
+        samples.append(f"{time.time():.4f} {(now - before - interval) * 1000:.3f}\n")
+        if now - flushed >= 0.5:
+            with open(path, "a") as handle:
+                handle.writelines(samples)
+            samples.clear()
+            flushed = now
+
+
+def _start_lag_monitor(path: str) -> None:
+    from twisted.internet import reactor  # daphne's asyncio reactor: the loop that serves the site
+
+    def start() -> None:
+        _start_lag_monitor.task = asyncio.ensure_future(lag_monitor(path))
+
+    reactor.callFromThread(start)
+
+
+def __getattr__(name: str):
+    """``bench.concurrency:mastra`` for daphne (``MASTRA``), built on first use."""
+    global _mastra
+    if name != "mastra":
+        raise AttributeError(name)
+    if _mastra is None:
+        from agents.memory import Memory
+        from agents.runtime import Agent, Mastra, create_tool
+
+        tool = create_tool(id="ping", description="Answers pong.", execute=ping, quick=True,
+                           input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+        _mastra = Mastra(agents={AGENT_ID: Agent(
+            id=AGENT_ID, name="Pinger", instructions="Call ping twice, then answer.", model="openai/mock",
+            tools={"ping": tool}, memory=Memory(last_messages=10))})
+        if os.environ.get("BENCH_LAG_FILE"):
+            _start_lag_monitor(os.environ["BENCH_LAG_FILE"])
+    return _mastra
+
+
+# -- the mock model (a process of its own) ----------------------------------------------------------
+def _sse(chunk: dict | str) -> bytes:
+    return b"data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk)).encode() + b"\n\n"
+
+
+def _chunk(delta: dict | None = None, finish_reason: str | None = None, usage: dict | None = None) -> dict:
+    chunk = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1700000000, "model": "mock",
+             "choices": [] if usage else [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}]}
+    if usage:
+        chunk["usage"] = usage
+    return chunk
+
+
+def _answer(step: int) -> bytes:
+    usage = {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    if step < 2:
+        chunks = [_chunk({"role": "assistant", "content": None, "tool_calls": [
+                     {"index": 0, "id": f"call_{step}", "type": "function",
+                      "function": {"name": "ping", "arguments": ""}}]}),
+                  _chunk({"tool_calls": [{"index": 0, "function": {"arguments": json.dumps({"n": step})}}]}),
+                  _chunk({}, "tool_calls"), _chunk(usage=usage)]
+    else:
+        chunks = [_chunk({"role": "assistant", "content": ""}), _chunk({"content": "pong pong"}),
+                  _chunk({}, "stop"), _chunk(usage=usage)]
+    return b"".join(_sse(c) for c in chunks) + _sse("[DONE]")
+
+
+def _run_key(messages: list[dict]) -> tuple[str, int]:
+    """(the run's user message, the step: the tool results the request holds)."""
+    key, step = "", 0
+    for message in messages:
+        if message.get("role") == "user" and not key:
+            content = message.get("content")
+            key = content if isinstance(content, str) else " ".join(
+                p.get("text", "") for p in content or [] if isinstance(p, dict))
+        elif message.get("role") == "tool":
+            step += 1
+    return key, step
+
+
+def serve_mock(port: int, delay: float, ready) -> None:
+    """The mock model's server: ``POST /v1/chat/completions``; ``GET /stats`` gives, per run, the
+    times (``time.monotonic``, shared by the processes of a machine) each step's request came and
+    its answer ended."""
+    from aiohttp import web
+
+    received: dict[str, dict[int, float]] = {}
+    answered: dict[str, dict[int, float]] = {}
+    answers = [_answer(0), _answer(1), _answer(2)]
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        came = time.monotonic()
+        body = await request.json()
+        key, step = _run_key(body.get("messages") or [])
+        received.setdefault(key, {})[step] = came
+        await asyncio.sleep(delay)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "x-request-id": "req_mock"})
+        await response.prepare(request)
+        await response.write(answers[min(step, 2)])
+        await response.write_eof()
+        answered.setdefault(key, {})[step] = time.monotonic()
+        return response
+
+    async def stats(request: web.Request) -> web.Response:
+        return web.json_response({"received": received, "answered": answered})
+
+    app = web.Application(client_max_size=2 ** 24)
+    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/stats", stats)
+    ready.set()
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, backlog=1024)
+
+
+# -- the bench --------------------------------------------------------------------------------------
+def percentiles(values: list[float], prefix: str) -> dict:
+    from bench.http_api import percentile
+
+    ms = [v * 1000 for v in values]
+    return {f"{prefix}_p50_ms": round(percentile(ms, 0.5), 2), f"{prefix}_p99_ms": round(percentile(ms, 0.99), 2),
+            f"{prefix}_max_ms": round(max(ms), 2) if ms else None}
+
+
+async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, runs: int) -> dict:
+    from bench.http_api import Connection
+
+    threads = [f"conc-{uuid.uuid4().hex[:12]}" for _ in range(runs)]
+    sent_at: dict[str, float] = {}
+    finished_at: dict[str, float] = {}
+    errors: list[str] = []
+    all_finished = asyncio.Event()
+    connecting = asyncio.Semaphore(CONNECTING)
+
+    async def subscriber(thread_id: str, ready: asyncio.Event) -> None:
+        connection = Connection(server.port, headers)
+        async with connecting:
+            response = await connection.send("POST", f"/api/agents/{AGENT_ID}/threads/subscribe",
+                                              {"resourceId": RESOURCE, "threadId": thread_id})
+            buffer = b""
+            pieces = connection.chunks(response)
+            buffer += await pieces.__anext__()  # ": connected"
+        ready.set()
+        try:
+            async for piece in pieces:
+                buffer += piece
+                while b"\n\n" in buffer:
+                    block, buffer = buffer.split(b"\n\n", 1)
+                    data = next((line[6:] for line in block.split(b"\n") if line.startswith(b"data: ")), None)
+                    if data is None:
+                        continue
+                    kind = json.loads(data).get("type")
+                    if kind == "error":
+                        errors.append(data.decode()[:300])
+                    elif kind == "finish" and thread_id in sent_at:
+                        finished_at[thread_id] = time.monotonic()
+                        if len(finished_at) == len(threads):
+                            all_finished.set()
+                        return
+        finally:
+            connection.close()
+
+    readies = [asyncio.Event() for _ in threads]
+    tasks = [asyncio.create_task(subscriber(t, r)) for t, r in zip(threads, readies)]
+    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 120)
+
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for thread_id in threads:
+        queue.put_nowait(thread_id)
+    refused: list[str] = []
+
+    async def sender() -> None:
+        connection = Connection(server.port, headers)
+        try:
+            while not queue.empty():
+                thread_id = queue.get_nowait()
+                sent_at[thread_id] = time.monotonic()
+                status, body = await connection.request("POST", f"/api/agents/{AGENT_ID}/send-message", {
+                    "message": f"ping {thread_id}", "resourceId": RESOURCE, "threadId": thread_id})
+                if status != 200:
+                    refused.append(f"{status} {body[:200]!r}")
+        finally:
+            connection.close()
+
+    began = time.monotonic()
+    began_wall = time.time()
+    await asyncio.gather(*(sender() for _ in range(SENDERS)))
+    sent_s = time.monotonic() - began
+    try:
+        await asyncio.wait_for(all_finished.wait(), args.timeout)
+    except asyncio.TimeoutError:
+        pass
+    wall_s = time.monotonic() - began
+    ended_wall = time.time()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+    stats_connection = Connection(mock_port, {})
+    _, data = await stats_connection.request("GET", "/stats")
+    stats_connection.close()
+    stats = json.loads(data)
+    gaps, wakes, tails = [], [], []
+    for thread_id in threads:
+        key = f"ping {thread_id}"
+        came = {int(k): v for k, v in stats["received"].get(key, {}).items()}
+        ended = {int(k): v for k, v in stats["answered"].get(key, {}).items()}
+        gaps += [came[k + 1] - ended[k] for k in ended if k + 1 in came]
+        if 0 in came and thread_id in sent_at:
+            wakes.append(came[0] - sent_at[thread_id])
+        if 2 in ended and thread_id in finished_at:
+            tails.append(finished_at[thread_id] - ended[2])
+
+    await asyncio.sleep(0.7)  # the lag monitor's last flush
+    lags = []
+    if lag_file.exists():
+        for line in lag_file.read_text().splitlines():
+            at, late = line.split()
+            if began_wall <= float(at) <= ended_wall:
+                lags.append(float(late) / 1000)
+    runs = [finished_at[t] - sent_at[t] for t in finished_at]
+    result = {"runs": len(threads), "completed": len(finished_at), "refused": len(refused),
+              "errors": len(errors), "sent_s": round(sent_s, 2), "wall_s": round(wall_s, 2),
+              "steps": sum(len(stats["answered"].get(f"ping {t}", {})) for t in threads), "gaps": len(gaps),
+              **percentiles(gaps, "framework"), **percentiles(wakes, "wake"), **percentiles(tails, "tail"),
+              **percentiles(runs, "run"), "lag_samples": len(lags),
+              **{k: v for k, v in percentiles(lags, "lag").items() if not k.startswith("lag_p50")}}
+    if refused or errors:
+        result["first_problem"] = (refused + errors)[0]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--delay-ms", type=float, default=300)
+    parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for every finish")
+    parser.add_argument("--warmup", type=int, default=5, help="runs made (and not measured) before the first measurement")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements in a row on the same daphne")
+    args = parser.parse_args()
+    # run as a script, bench/ is sys.path[0]: the project's root must come first (bench.http_api)
+    sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    from bench.http_api import DjangoServer, free_port, rss_mb
+
+    mock_port = free_port()
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    mock = context.Process(target=serve_mock, args=(mock_port, args.delay_ms / 1000, ready), daemon=True)
+    mock.start()
+    ready.wait(30)
+    deadline = time.monotonic() + 30
+    while True:  # run_app binds after the event is set
+        try:
+            socket.create_connection(("127.0.0.1", mock_port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+    server = DjangoServer()
+    lag_file = Path(server.tmp) / "lag.txt"
+    server.env.update({
+        "MASTRA": "bench.concurrency:mastra", "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
+        "OPENAI_API_KEY": "bench", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "MASTRA_API_SEND_RATE": "100000000/min", "MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE": "0",
+        "MASTRA_MAX_ACTIVE_RUNS_PER_AGENT": "0", "BENCH_LAG_FILE": str(lag_file)})
+    database = "sqlite" if server.env["DATABASE_URL"].startswith("sqlite") else "postgresql"
+    try:
+        headers = server.start()
+        print(f"daphne pid {server.proc.pid}, mock pid {mock.pid}", file=sys.stderr, flush=True)
+        if args.warmup:  # the first run imports the SDK and opens connections: not measured
+            asyncio.run(measure(server, headers, args, mock_port, lag_file, args.warmup))
+        for _ in range(args.repeat):
+            if lag_file.exists():
+                lag_file.unlink()
+            result = asyncio.run(measure(server, headers, args, mock_port, lag_file, args.runs))
+            rss, peak = rss_mb(server.proc.pid)
+            print(json.dumps({"case": "concurrency", "database": database, "delay_ms": args.delay_ms, **result,
+                              "rss_mb": rss, "max_rss_mb": peak}), flush=True)
+    finally:
+        server.stop()
+        mock.terminate()
+        mock.join(5)
+
+
+if __name__ == "__main__":
+    main()
