@@ -1,8 +1,10 @@
 """``DjangoThreadStore``: the runtime's ``ThreadStore`` protocol (``agents.runtime.threads``) on the ORM.
 
-Each method runs one service of this package (one transaction) in Django's worker thread through its
-async twin (``agents.connections.async_twin``: Channels' ``database_sync_to_async`` with persistent
-connections), with the protocol's exact keyword parameters; a lease renewal runs on the process's
+Each method runs one service of this package (one transaction) through its async twin
+(``agents.connections.async_twin``), with the protocol's exact keyword parameters: a call that names
+a thread on that thread's keyed database thread (``KEYED``: on PostgreSQL one of a few threads with
+connections of their own, chosen by the thread, so that one thread's calls keep their order; else
+Django's worker thread), the others on the worker thread; a lease renewal runs on the process's
 lease thread instead (``agents.connections.async_twin`` on ``LEASE``), so that it never waits behind the worker
 thread's queue.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from agents.connections import LEASE, async_twin
+from agents.connections import KEYED, LEASE, async_twin
 from agents.runtime.threads.store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease
 
 from .activity import thread_state_get
@@ -21,19 +23,20 @@ from .leases import lease_renew
 from .recovery import threads_recover
 from .runs import run_abort_request, run_finish, run_resume, run_suspend
 
-ainput_accept = async_twin(input_accept)
-ainputs_take = async_twin(inputs_take)
-arun_finish = async_twin(run_finish)
+# the calls that name a thread run on that thread's keyed database thread (PostgreSQL), in order
+ainput_accept = async_twin(input_accept, thread=KEYED)
+ainputs_take = async_twin(inputs_take, thread=KEYED)
+arun_finish = async_twin(run_finish, thread=KEYED)
 alease_renew = async_twin(lease_renew, thread=LEASE)
-aevents_append = async_twin(events_append)
-aevents_read = async_twin(events_read)
-athread_state_get = async_twin(thread_state_get)
-arun_abort_request = async_twin(run_abort_request)
-arun_suspend = async_twin(run_suspend)
+aevents_append = async_twin(events_append, thread=KEYED)
+aevents_read = async_twin(events_read, thread=KEYED)
+athread_state_get = async_twin(thread_state_get, thread=KEYED)
+arun_abort_request = async_twin(run_abort_request, thread=KEYED)
+arun_suspend = async_twin(run_suspend, thread=KEYED)
 arun_resume = async_twin(run_resume)
 athreads_recover = async_twin(threads_recover)
-aqueued_inputs_list = async_twin(queued_inputs_list)
-aqueued_inputs_cancel = async_twin(queued_inputs_cancel)
+aqueued_inputs_list = async_twin(queued_inputs_list, thread=KEYED)
+aqueued_inputs_cancel = async_twin(queued_inputs_cancel, thread=KEYED)
 
 
 class DjangoThreadStore:

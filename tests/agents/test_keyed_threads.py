@@ -1,0 +1,56 @@
+"""The thread runtime's database calls on PostgreSQL: each thread's calls on one keyed database
+thread of their own, in the order they were made; different threads' calls on up to
+``MASTRA_THREAD_DB_THREADS`` threads side by side; on SQLite, or at 1, the worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from agents.connections import KEYED, async_twin
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def where(*, key: str, order: list, n: int) -> str:
+    order.append((key, n))
+    return threading.current_thread().name
+
+
+async def calls(keys: list[str], per_key: int) -> tuple[dict, list]:
+    twin = async_twin(where, thread=KEYED)
+    order: list = []
+    names = await asyncio.gather(*(twin(key=k, order=order, n=i) for i in range(per_key) for k in keys))
+    threads: dict[str, set] = {}
+    for (k, _), name in zip([(k, i) for i in range(per_key) for k in keys], names):
+        threads.setdefault(k, set()).add(name)
+    return threads, order
+
+
+def test_each_thread_keeps_to_one_database_thread_in_order(postgres_db, settings):
+    settings.MASTRA_THREAD_DB_THREADS = 4
+    keys = [f"user\x1fthread-{i}" for i in range(40)]
+    threads, order = asyncio.run(calls(keys, 5))
+    assert all(len(names) == 1 for names in threads.values())
+    used = set().union(*threads.values())
+    assert len(used) > 1 and all(name.startswith("mastra-db-") for name in used)
+    for key in keys:
+        assert [n for k, n in order if k == key] == [0, 1, 2, 3, 4]
+
+
+def test_one_database_thread_means_the_worker_thread(postgres_db, settings):
+    settings.MASTRA_THREAD_DB_THREADS = 1
+    threads, _ = asyncio.run(calls(["a\x1fb", "c\x1fd"], 2))
+    assert not any(name.startswith("mastra-db-") for names in threads.values() for name in names)
+
+
+def test_on_sqlite_every_call_is_on_the_worker_thread(settings):
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the SQLite pass")
+    settings.MASTRA_THREAD_DB_THREADS = 4
+    threads, _ = asyncio.run(calls(["a\x1fb", "c\x1fd"], 2))
+    assert not any(name.startswith("mastra-db-") for names in threads.values() for name in names)
