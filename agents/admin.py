@@ -37,10 +37,17 @@ def _thread_link(key: str | None) -> str:
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Every field shown, none editable; rows are neither added nor deleted by hand."""
+    """Every field shown, none editable; rows are neither added nor deleted by hand. A field named in
+    ``shown_as`` is shown as that other read-only field (a link) in its place."""
+
+    shown_as: dict[str, str] = {}
 
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+        names = [self.shown_as.get(f.name, f.name) for f in self.model._meta.fields]
+        return names + [name for name in self.readonly_fields if name not in names]
+
+    def get_exclude(self, request, obj=None):
+        return [*(super().get_exclude(request, obj) or ()), *self.shown_as]
 
     def has_change_permission(self, request, obj=None) -> bool:
         # viewing only: the page is "View …" without Save buttons, and a POST to it is refused (403)
@@ -151,6 +158,7 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
                    recent_values("agent_id", date_field="started_at"), "started_at")
     search_fields = ("id", "resource_id", "thread__thread_id", "error")
     readonly_fields = ("thread_link",)
+    shown_as = {"thread": "thread_link"}
 
     @admin.display(description="tokens")
     def tokens(self, obj: Run) -> int:

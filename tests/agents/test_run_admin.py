@@ -3,6 +3,8 @@ axis, each opening to its stored input and output)."""
 
 from __future__ import annotations
 
+import re
+
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -72,6 +74,10 @@ async def test_the_run_page_shows_usage_per_step_scores_and_the_waterfall(admin_
     response = await sync_to_async(admin_client.get)(reverse("admin:agents_run_change", args=[result.run_id]))
     page = response.content.decode()
     assert response.status_code == 200 and 'name="_save"' not in page
+    # the thread once, as a link to its page, where the model's field would be
+    labels = re.findall(r'<label>([^<]*)</label>', page)
+    assert labels[:6] == ["Id:", "Agent id:", "Resource id:", "Thread:", "Status:", "Finish reason:"]
+    assert labels.count("Thread:") == 1 and f'href="{reverse("admin:agents_thread_changelist")}' in page
     assert ('<tr class="usage-step"><td>step: 0</td><td>test/scripted</td><td>tool-calls</td>'
             '<td class="num">12</td><td class="num">3</td><td class="num">—</td><td class="num">—</td>'
             '<td class="num">15</td></tr>') in page
