@@ -15,6 +15,8 @@ counted as a refusal with its reason (``inbox.webhooks.refusals``: bounded, whoe
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from typing import Mapping
 from urllib.parse import parse_qs
@@ -32,6 +34,26 @@ from .services import (webhook_delivery_claim, webhook_delivery_finish, webhook_
                        webhook_endpoint_get, webhook_notify)
 
 logger = logging.getLogger(__name__)
+
+#: a refused signature is logged once a minute per endpoint at most (each refusal is counted in the
+#: refusals table anyway): a sender posting bad signatures in a loop must not flood the log
+REFUSAL_LOG_EVERY_S = 60.0
+_refusal_log: dict[tuple[str, str], list] = {}  # (source, name) -> [last logged (monotonic), not logged since]
+_refusal_log_lock = threading.Lock()
+
+
+def refusal_log(source: str, name: str, problem: str) -> None:
+    """Log a refused signature, at most once per :data:`REFUSAL_LOG_EVERY_S` per endpoint; the line
+    says how many refusals were left out since the last one."""
+    now = time.monotonic()
+    with _refusal_log_lock:
+        state = _refusal_log.setdefault((source, name), [None, 0])
+        if state[0] is not None and now - state[0] < REFUSAL_LOG_EVERY_S:
+            state[1] += 1
+            return
+        skipped, state[0], state[1] = state[1], now, 0
+    more = f" ({skipped} more refused since the last line)" if skipped else ""
+    logger.warning("%s webhook %s refused: %s%s", source, name, problem, more)
 
 #: the senders: how each one signs a request and what its request means
 SOURCES = {"github": github, "slack": slack}
@@ -79,7 +101,7 @@ def webhook_check(endpoint: WebhookEndpoint, *, source: str, name: str, headers:
     sender = SOURCES[source]
     problem = sender.verify(endpoint, headers, raw)
     if problem is not None:
-        logger.warning("%s webhook %s refused: %s", source, name, problem)
+        refusal_log(source, name, problem)
         raise InvalidSignature(problem)
     event = sender.delivery_event(endpoint, headers, delivery_payload(headers, raw))
     if event.reply is not None and event.notification is None:

@@ -53,6 +53,23 @@ def test_a_bad_signature_is_refused_and_counted_with_its_reason(client, endpoint
     assert WebhookDelivery.objects.count() == 0
 
 
+def test_refused_signatures_are_logged_once_a_minute_per_endpoint(client, endpoint, caplog, monkeypatch):
+    from inbox.webhooks import receive
+
+    monkeypatch.setattr(receive, "_refusal_log", {})
+    clock = [1000.0]
+    monkeypatch.setattr(receive.time, "monotonic", lambda: clock[0])
+    for n in range(50):
+        post(client, "ops", delivery=f"d-{n}", signature="sha256=" + "0" * 64)
+    clock[0] += 61
+    post(client, "ops", delivery="d-late", signature="sha256=" + "0" * 64)
+    lines = [r.getMessage() for r in caplog.records if r.name == "inbox.webhooks.receive"]
+    assert lines == ["github webhook ops refused: the X-Hub-Signature-256 signature does not match",
+                     "github webhook ops refused: the X-Hub-Signature-256 signature does not match "
+                     "(49 more refused since the last line)"]
+    assert rows()[0][5] == 51  # every one counted
+
+
 def test_requests_to_unknown_endpoints_share_one_row_whatever_their_names(client, endpoint):
     for n in range(5):
         assert post(client, f"guess-{n}").status_code == 404
