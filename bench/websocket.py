@@ -16,8 +16,11 @@ chunk minus that time (same machine, same clock): it covers the runtime, the eve
 layer, daphne and the client's own reading. Reports p50 / p99 / max over every chunk × subscriber,
 chunks received against expected, and each server's RSS (current and peak, ``/proc``).
 
-The database is a temporary SQLite file unless ``--database-url`` names one (it is migrated).
-Prints one JSON line per case.
+The database is a temporary SQLite file unless ``--database-url`` names one (it is migrated); the
+``redis`` case needs one (PostgreSQL: the site refuses SQLite under several processes). Besides
+the figures over every subscriber, ``local_*`` are those of the subscribers on the process that
+runs their thread's run and ``remote_*`` those of the subscribers on the other one (the chunks
+came through the channel layer). Prints one JSON line per case.
 """
 
 from __future__ import annotations
@@ -146,7 +149,8 @@ def rss_mb(pid: int) -> tuple[float, float]:
 
 # -- clients ----------------------------------------------------------------------------------------
 async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, go: asyncio.Event,
-                     starter: bool, latencies: list[float], counts: dict, connecting: asyncio.Semaphore) -> None:
+                     starter: bool, latencies: list[float], counts: dict, connecting: asyncio.Semaphore,
+                     local: list[float], remote: list[float] | None = None) -> None:
     import websockets
 
     def settled(key: str) -> None:
@@ -174,6 +178,7 @@ async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, g
             match = STAMP.search(data)
             if match:
                 latencies.append(now - float(match.group(1)))
+                (local if remote is None else remote).append(latencies[-1])
                 counts["received"] += 1
             elif b'"type": "finish"' in data:
                 return
@@ -183,6 +188,9 @@ async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, g
 
 async def run_clients(args, ports: list[int], cookie: str) -> dict:
     latencies: list[float] = []
+    # the subscribers on the process that runs their thread's run, and those on another one
+    local: list[float] = []
+    remote: list[float] = []
     per_thread = args.subscribers // args.threads
     counts = {"received": 0, "errors": 0, "connected": 0, "refused": 0, "expected_subscribers": per_thread * args.threads}
     ready, go = asyncio.Event(), asyncio.Event()
@@ -192,10 +200,11 @@ async def run_clients(args, ports: list[int], cookie: str) -> dict:
     for t in range(args.threads):
         thread_id = f"bench-{os.getpid()}-{t}"
         for s in range(per_thread):
-            port = ports[(t + s) % len(ports)]
+            port = ports[(t + s) % len(ports)]  # the run is on ports[t % len(ports)] (``s == 0`` starts it)
             url = f"ws://127.0.0.1:{port}/ws/agents/{AGENT_ID}/threads/{thread_id}/"
             tasks.append(asyncio.ensure_future(subscriber(url, f"http://127.0.0.1:{port}", cookie, ready, go, s == 0,
-                                                          latencies, counts, connecting)))
+                                                          latencies, counts, connecting, local,
+                                                          remote if port != ports[t % len(ports)] else None)))
     await asyncio.wait_for(ready.wait(), timeout=600)
     connect_s = time.monotonic() - started
     go.set()
@@ -205,17 +214,27 @@ async def run_clients(args, ports: list[int], cookie: str) -> dict:
         task.cancel()
     failures = [t.exception() for t in done if t.exception() is not None]
     latencies.sort()
-    pick = lambda q: round(latencies[min(len(latencies) - 1, int(q * (len(latencies) - 1)))] * 1000, 1)  # noqa: E731
+    local.sort()
+    remote.sort()
+
+    def pick(q: float, values: list[float] = latencies) -> float | None:
+        return round(values[min(len(values) - 1, int(q * (len(values) - 1)))] * 1000, 1) if values else None
     return {"connect_s": round(connect_s, 2), "run_s": round(time.monotonic() - run_started, 2),
             "received": counts["received"], "expected": args.subscribers // args.threads * args.threads * args.chunks,
             "errors": counts["errors"], "refused": counts["refused"], "unfinished": len(pending),
             "client_failures": len(failures),
-            "p50_ms": pick(0.5) if latencies else None, "p99_ms": pick(0.99) if latencies else None,
+            "p50_ms": pick(0.5), "p99_ms": pick(0.99),
             "max_ms": round(latencies[-1] * 1000, 1) if latencies else None,
-            "mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else None}
+            "mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else None,
+            "local_p50_ms": pick(0.5, local), "local_p99_ms": pick(0.99, local),
+            # the subscribers that hear the run through the channel layer (the other process)
+            "remote_received": len(remote), "remote_p50_ms": pick(0.5, remote), "remote_p99_ms": pick(0.99, remote),
+            "remote_max_ms": round(remote[-1] * 1000, 1) if remote else None}
 
 
 def run_case(args, case: str, workdir: Path) -> dict:
+    if case == "redis" and not args.database_url:
+        raise SystemExit("the redis case runs two processes: give it --database-url (PostgreSQL)")
     db_url = args.database_url or f"sqlite:///{workdir / f'{case}.sqlite3'}"
     redis_url = args.redis_url if case == "redis" else None
     env = server_env(args, db_url, redis_url)

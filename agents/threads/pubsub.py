@@ -142,6 +142,48 @@ class ChannelLayerPubSub:
             self._failed("publish")
             raise
 
+    async def publish_many(self, messages: list[tuple[str, dict]]) -> None:
+        """``publish`` of several ``(key, message)`` at once, in order: on channels-redis's pub/sub
+        layer one pipeline of PUBLISH commands per Redis shard (one round trip, where ``group_send``
+        makes one per message, one at a time on the process's connection); on other layers one
+        ``group_send`` after the other."""
+        try:
+            shards = self._redis_pubsub_shards(messages)
+            if shards is None:
+                for key, message in messages:
+                    group = group_name(key)
+                    await self.layer.group_send(group, {"type": "thread.message", "group": group, "message": message})
+                return
+            for shard, items in shards:
+                async with shard._lock:  # the shard's own publishes take it too: they stay in order
+                    shard._ensure_redis()
+                    pipeline = shard._redis.pipeline(transaction=False)
+                    for channel, data in items:
+                        pipeline.publish(channel, data)
+                    await pipeline.execute()
+        except Exception:
+            self._failed("publish")
+            raise
+
+    def _redis_pubsub_shards(self, messages: list[tuple[str, dict]]) -> list[tuple[Any, list]] | None:
+        """The messages as ``(shard, [(redis channel, bytes)])`` of channels-redis's pub/sub layer
+        (what its ``group_send`` publishes, shard by shard), or None on another layer."""
+        if not all(hasattr(self.layer, name) for name in ("_get_layer", "serialize")):
+            return None
+        loop_layer = self.layer._get_layer()
+        if not all(hasattr(loop_layer, name) for name in ("_get_group_channel_name", "_get_shard")):
+            return None
+        shards: dict[int, tuple[Any, list]] = {}
+        for key, message in messages:
+            group = group_name(key)
+            channel = loop_layer._get_group_channel_name(group)
+            shard = loop_layer._get_shard(channel)
+            if not all(hasattr(shard, name) for name in ("_lock", "_ensure_redis", "_redis")):
+                return None
+            data = self.layer.serialize({"type": "thread.message", "group": group, "message": message})
+            shards.setdefault(id(shard), (shard, []))[1].append((channel, data))
+        return list(shards.values())
+
     async def subscribe(self, key: str, callback: Callable[[dict], None]) -> Callable:
         await self._ensure_channel()
         group = group_name(key)

@@ -91,6 +91,22 @@ async def test_messages_of_one_publisher_arrive_in_order(processes):
     assert [m["seq"] for m in await there.wait_for(50)] == list(range(1, 51))
 
 
+async def test_messages_published_together_arrive_in_order_each_to_its_thread(processes):
+    """``publish_many`` (one pipeline on the pub/sub layer) keeps each thread's order, and the order
+    with what the same process published before and after."""
+    a, b = processes
+    one, two, unheard = Inbox(), Inbox(), Inbox()
+    await b.subscribe("u1\x1ft1", one)
+    await b.subscribe("u1\x1ft2", two)
+    await a.publish("u1\x1ft1", {"seq": 1})
+    await a.publish_many([("u1\x1ft1", {"seq": 2}), ("u1\x1ft2", {"seq": 1}), ("u1\x1ft3", {"seq": 1}),
+                          ("u1\x1ft1", {"seq": 3}), ("u1\x1ft2", {"seq": 2})])
+    await a.publish("u1\x1ft1", {"seq": 4})
+    assert [m["seq"] for m in await one.wait_for(4)] == [1, 2, 3, 4]
+    assert [m["seq"] for m in await two.wait_for(2)] == [1, 2]
+    assert unheard.messages == []
+
+
 async def test_another_thread_and_an_unsubscribed_process_get_nothing(processes):
     a, b = processes
     other, gone, there = Inbox(), Inbox(), Inbox()

@@ -1,13 +1,12 @@
 """The event stream of a thread run: every chunk gets the thread's next ``seq``, reaches this
-process's subscribers at once, the event log in small batches (fenced by the lease's token), and
-other processes (pub/sub) after it is logged.
+process's subscribers and other processes (pub/sub, through one outbox per process) at once, and
+the event log in small batches (fenced by the lease's token).
 
 A seq handed to a subscriber is never given to another chunk, even when the process dies before
 the chunk is logged: the run hands out only seqs reserved in the lease row (``reserved_seq``, a
 block of :data:`SEQ_BLOCK` taken with the lease, extended by the event writes as the run goes), and
 a run that takes the thread over starts after the reservation. A chunk beyond the reservation
-waits (for this process's subscribers) until the write that logs it and extends the reservation
-commits.
+waits (for every subscriber) until the write that logs it and extends the reservation commits.
 
 :class:`ActiveRun` is one run this process executes for a thread, with its lease and its batching;
 :class:`EventPublisher` sends numbered chunks to subscribers here and in other processes.
@@ -56,26 +55,80 @@ class LayerFailures:
 
 
 class EventPublisher:
-    """Numbered chunks to this process's subscribers (``local``) and to other processes (``remote``)."""
+    """Numbered chunks to this process's subscribers (``local``) and to other processes (``remote``,
+    ``send``).
+
+    Other processes get a thread's chunks as they are handed out here, not after they are logged
+    (the seqs are reserved: see the module docstring; a subscriber there that sees a gap waits for
+    the log to fill it, :mod:`.subscriptions`). What is sent goes into one outbox per process: one
+    task publishes everything it holds at once (``PubSub.publish_many`` when the pub/sub has it:
+    one Redis round trip), each thread's chunks that waited together as one message, in order. A
+    process that publishes hundreds of threads' chunks a second therefore makes a round trip per
+    turn of its event loop, not one per chunk (channels-redis publishes one message per round trip
+    on a process's connection: at a few hundred a second on a busy loop they queued for seconds)."""
 
     def __init__(self, local: Callable[[str, list[dict]], None], pubsub: PubSub | None, process_id: str,
-                 failures: LayerFailures | None = None):
+                 failures: LayerFailures | None = None, spawn: Callable = asyncio.ensure_future):
         self.local = local
         self.pubsub = pubsub
         self.process_id = process_id
         self.failures = failures or LayerFailures()
+        self._spawn = spawn
+        self._outbox: list[tuple[str, dict]] = []
+        self._open: dict[str, dict] = {}  # thread key → its chunks message still in the outbox
+        self._sent: asyncio.Future | None = None  # done once the outbox as it is now has been published
+        self._sending = False
+
+    def send(self, key: str, chunks: list[dict]) -> asyncio.Future | None:
+        """Queue ``chunks`` for other processes (after what was queued before for the thread);
+        returns a future done once they are published (or the publish failed: never raises)."""
+        if self.pubsub is None or not chunks:
+            return None
+        message = self._open.get(key)
+        if message is None:
+            message = self._open[key] = {"kind": "chunks", "origin": self.process_id, "chunks": []}
+            self._outbox.append((key, message))
+        message["chunks"].extend(chunks)
+        if self._sent is None:
+            self._sent = asyncio.get_running_loop().create_future()
+        if not self._sending:
+            self._sending = True
+            self._spawn(self._send_outbox())
+        return self._sent
+
+    async def _send_outbox(self) -> None:
+        try:
+            while self._outbox:
+                batch, sent = self._outbox, self._sent
+                self._outbox, self._open, self._sent = [], {}, None
+                try:
+                    publish_many = getattr(self.pubsub, "publish_many", None)
+                    if publish_many is not None:
+                        await publish_many(batch)
+                    else:
+                        for key, message in batch:
+                            await self.pubsub.publish(key, message)
+                except Exception:
+                    self.failures.failed("publish chunks")
+                else:
+                    self.failures.succeeded()
+                finally:
+                    if sent is not None and not sent.done():
+                        sent.set_result(None)
+        finally:
+            self._sending = False
+            if self._sent is not None and not self._sent.done():
+                # cancelled with messages left (the loop ends): their waiters go on (best effort:
+                # subscribers elsewhere read the event log on a gap)
+                self._sent.set_result(None)
 
     async def remote(self, key: str, chunks: list[dict]) -> None:
-        """Publish to other processes; a failure is logged (once per outage: :class:`LayerFailures`),
-        never raised: their subscribers read the chunks from the event log."""
-        if self.pubsub is None:
-            return
-        try:
-            await self.pubsub.publish(key, {"kind": "chunks", "origin": self.process_id, "chunks": chunks})
-        except Exception:
-            self.failures.failed("publish chunks")
-        else:
-            self.failures.succeeded()
+        """Publish to other processes (through the outbox, after the thread's chunks queued
+        before); a failure is logged (once per outage: :class:`LayerFailures`), never raised: their
+        subscribers read the chunks from the event log."""
+        sent = self.send(key, chunks)
+        if sent is not None:
+            await asyncio.shield(sent)
 
     async def both(self, key: str, chunks: list[dict]) -> None:
         """Chunks already in the event log (written by the store), to every subscriber."""
@@ -165,6 +218,7 @@ class ActiveRun:
             self.chunks = []
         self.chunks.append(chunk)
         self._local(self.key, [chunk])
+        self.publisher.send(self.key, [chunk])
 
     def release_held(self, upto: int | None = None) -> None:
         """Hand out the held chunks up to seq ``upto`` (all of them when None): their seqs are now
@@ -188,7 +242,7 @@ class ActiveRun:
             self.flush_handle = asyncio.get_running_loop().call_later(delay, lambda: self._spawn(self.flush()))
 
     async def flush(self) -> None:
-        """Write buffered chunks to the event log (fenced), then publish them to other processes."""
+        """Write buffered chunks to the event log (fenced)."""
         if self.flush_handle is not None:
             self.flush_handle.cancel()
             self.flush_handle = None
@@ -219,7 +273,6 @@ class ActiveRun:
             self.release_held(max(self.reserved, batch[-1]["seq"]))
             if self.held:  # still beyond: the next write reserves further
                 self.schedule_flush(0)
-        await self.publisher.remote(self.key, batch)
 
     async def take_tail(self) -> list[dict]:
         """At the run's end: wait for a write in flight, then take the chunks not logged yet (they

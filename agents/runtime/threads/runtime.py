@@ -148,7 +148,8 @@ class ThreadRuntime:
                                            on_abort=self._on_abort_request, abort=self.abort,
                                            buffer_max=subscriber_buffer_max, failures=self.failures,
                                            thread_events=self.thread_events)
-        self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures)
+        self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures,
+                                        spawn=self.spawn)
 
     # -- subscriptions ------------------------------------------------------------------------
     async def subscribe(self, agent: Any, resource_id: str, thread_id: str,
@@ -294,7 +295,7 @@ class ThreadRuntime:
             # longer than a TTL on a busy process
             try:
                 final = active.final
-                tail = await active.take_tail()  # already published here, not yet elsewhere
+                tail = await active.take_tail()  # handed out already, here and elsewhere
                 if active.lost:
                     return
                 events = [final] if final is not None else []
@@ -316,13 +317,12 @@ class ThreadRuntime:
                 return
             nxt = ended.next
             events = events + ended.events
-            active.release_held()  # the run's seqs are settled in the lease now
+            active.release_held()  # the run's seqs are settled in the lease now (handed out, here and elsewhere)
             if self.active.get(key) is active:
                 self.active.pop(key, None)
             if events:
                 self.publisher.local(key, events)
-            if tail or events:
-                await self.publisher.remote(key, tail + events)
+                await self.publisher.remote(key, events)
             if nxt is not None:
                 nxt = dataclasses.replace(nxt, last_seq=max(nxt.last_seq, active.seq, *(e["seq"] for e in events)))
                 next_agent = agent if nxt.agent_id in (None, "", agent.id) else self.agents.get(nxt.agent_id)

@@ -170,7 +170,9 @@ class ThreadStore(Protocol):
 class PubSub(Protocol):
     """Thread messages between processes (``agents.threads.pubsub.ChannelLayerPubSub``): a message
     published for a thread reaches every process subscribed to it, the sender included; losing one
-    loses nothing (subscribers fill gaps from the event log)."""
+    loses nothing (subscribers fill gaps from the event log). A pub/sub may also have
+    ``publish_many([(key, message), ...])``: the same, in order, at once (one Redis round trip); the
+    runtime's outbox uses it when there."""
 
     async def publish(self, key: str, message: dict) -> None: ...
 

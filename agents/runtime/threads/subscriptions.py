@@ -33,6 +33,10 @@ SUBSCRIBER_BUFFER_MAX = 10_000
 SUBSCRIBER_OVERFLOW = "subscriber_overflow"
 #: how often subscribers read the event log while pub/sub fails
 LOG_POLL_S = 0.5
+#: a subscriber that saw a gap in another process's chunks reads the log again after this (then
+#: doubling, up to a second) while the missing chunks are not logged yet, for at most GAP_WAIT_S
+GAP_RETRY_S = 0.02
+GAP_WAIT_S = 30.0
 
 
 def overflow_chunk(key: str, limit: int) -> dict:
@@ -219,8 +223,13 @@ class Subscriptions:
             elif state:
                 sub.last_seq = base_seq(state, sub._hold)
         held, sub._hold = sub._hold, None
-        for chunk in held:  # what arrived live meanwhile, after the replay (duplicates dropped by seq)
-            sub.accept(chunk)
+        held = [c for c in held if c.get("seq", 0) > sub.last_seq]  # duplicates of the replay
+        if held and held[0].get("seq", 0) > sub.last_seq + 1 and key not in self.runs:
+            # another process's chunks handed out before they were logged: the log fills the gap
+            self._fill_gap(sub, held)
+        else:
+            for chunk in held:  # what arrived live meanwhile, after the replay
+                sub.accept(chunk)
         if self.degraded():
             self._ensure_poller()
         return sub
@@ -297,8 +306,8 @@ class Subscriptions:
         if kind == "chunks":
             chunks = message["chunks"]
             for sub in list(self.by_key.get(key, ())):
-                if chunks and chunks[0]["seq"] > sub.last_seq + 1:
-                    self.spawn(self._fill_gap(sub, chunks))
+                if sub._hold is None and chunks and chunks[0]["seq"] > sub.last_seq + 1:
+                    self._fill_gap(sub, chunks)
                 else:
                     for chunk in chunks:
                         sub.push(chunk)
@@ -347,11 +356,46 @@ class Subscriptions:
             for chunk in chunks:
                 sub.push(chunk)
 
-    async def _fill_gap(self, sub: ThreadSubscription, chunks: list[dict]) -> None:
-        for chunk in await self.store.read_events(key=sub.key, after_seq=sub.last_seq):
-            sub.push(chunk)
-        for chunk in chunks:
-            sub.push(chunk)
+    def _fill_gap(self, sub: ThreadSubscription, chunks: list[dict]) -> None:
+        """``sub`` saw a gap before ``chunks`` (held meanwhile, with what comes after them): fill it
+        from the event log (:meth:`_fill_from_log`), then give it the held chunks."""
+        sub._hold = list(chunks)
+        self.spawn(self._fill_from_log(sub))
+
+    async def _fill_from_log(self, sub: ThreadSubscription) -> None:
+        """Give ``sub`` (held: ``sub._hold``) the logged chunks between its ``last_seq`` and the
+        first held one, then release what it holds. Another process hands chunks out (and
+        publishes them) before it logs them: the missing ones may not be logged yet, so the log is
+        read again (after :data:`GAP_RETRY_S`, doubling) until it has them, or until the thread's
+        ``last_seq`` is past them (they were seqs a dead run reserved, never logged: a gap for
+        good), or :data:`GAP_WAIT_S` passed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + GAP_WAIT_S
+        delay = GAP_RETRY_S
+        try:
+            while not sub._closed and sub._hold:
+                want = sub._hold[0].get("seq", 0) - 1
+                try:
+                    # the state first: when it is past the gap, the log read after it holds every
+                    # chunk of the gap that will ever be logged
+                    state = await self.store.thread_state(key=sub.key)
+                    for chunk in await self.store.read_events(key=sub.key, after_seq=sub.last_seq):
+                        if chunk.get("seq", 0) <= want:
+                            sub.accept(chunk)
+                    if sub.last_seq >= want or (state and state.get("last_seq", 0) >= want):
+                        break
+                except Exception:
+                    logger.warning("could not read the event log of %r", sub.key, exc_info=True)
+                if loop.time() + delay > deadline:
+                    logger.warning("thread subscriber: seqs %d to %d of %r are not in the event log after %.0f s",
+                                   sub.last_seq + 1, want, sub.key, GAP_WAIT_S)
+                    break
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        finally:
+            held, sub._hold = sub._hold, None
+            for chunk in held or ():
+                sub.accept(chunk)
 
 
 def base_seq(state: dict, held: list[dict] | None) -> int:
