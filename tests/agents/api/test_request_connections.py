@@ -1,0 +1,61 @@
+"""An API request leaves the worker thread's database connection open (the thread runtime uses it
+for every run of the process); a connection that failed and is no longer usable is closed. Through
+the API's own ASGI handler (the test client has a handler of its own, and puts Django's receiver
+back after each request)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.testing import ApplicationCommunicator
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from agents.api.handler import ApiHandler, close_old_connections_except_api, request_connections_install
+from agents.connections import async_twin
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+def worker_connection() -> int:
+    conn = connections[DEFAULT_DB_ALIAS]
+    conn.ensure_connection()
+    return id(conn.connection)
+
+
+async def api_get(path: str, token: str) -> int:
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver"), (b"authorization", f"Token {token}".encode())],
+             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    app = ApplicationCommunicator(ApiHandler(), scope)
+    await app.send_input({"type": "http.request", "body": b"", "more_body": False})
+    start = await app.receive_output(10)
+    body = await app.receive_output(10)
+    assert json.loads(body["body"]) is not None
+    await app.wait(10)
+    return start["status"]
+
+
+async def test_api_requests_keep_the_worker_thread_connection(alice):
+    request_connections_install()  # as the site runs: the test client may have put Django's back
+    token = alice.headers["Authorization"].split()[1]
+    before = await async_twin(worker_connection)()
+    for _ in range(3):
+        assert await api_get("/api/agents", token) == 200
+    assert await async_twin(worker_connection)() == before
+
+
+async def test_a_broken_connection_is_closed_at_the_end_of_an_api_request():
+    def broken_then_closed() -> bool:
+        conn = connections[DEFAULT_DB_ALIAS]
+        conn.ensure_connection()
+        conn.errors_occurred = True
+        conn.is_usable = lambda: False
+        try:
+            close_old_connections_except_api(sender=ApiHandler)
+            return conn.connection is None
+        finally:
+            del conn.is_usable
+
+    assert await async_twin(broken_then_closed)()
