@@ -26,10 +26,6 @@ class AgentsConfig(AppConfig):
         from agents.observability_services import spans_writer_shutdown
 
         worker_process_shutdown.connect(spans_writer_shutdown, dispatch_uid="agents.trace_writer")
-        # the API's requests keep the worker thread's connection (agents.api.handler)
-        from agents.api.handler import request_connections_install
-
-        request_connections_install()
         # the API's token cache forgets a token deleted or changed, and a user changed, at once
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_delete, post_save

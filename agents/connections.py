@@ -10,7 +10,8 @@ Each twin names the thread its calls run on:
   it, as Django does around a request; with ``CONN_MAX_AGE = 0`` that would close the connection
   after every call and open a new one for the next (measured: about 3.5 ms more per call on
   SQLite, several calls per thread run), so the call is a plain ``sync_to_async`` and the worker
-  thread keeps its connection. The choice is made at each call, from the settings of that moment.
+  thread keeps its connection (marked as never too old, so that Django's end of a request on that
+  thread does not close it either). The choice is made at each call, from the settings of that moment.
 - ``POOL``: a thread of the executor, with its own connection, for self-contained calls that should
   not queue behind everything else (the notification store's group commits, whose batches for
   different threads are written in parallel). Such a thread sees no request signals: a connection
@@ -57,7 +58,7 @@ def async_twin(func: Callable[..., Any], *, thread: str = WORKER) -> Callable[..
     """``func`` as a coroutine function run on ``thread`` (``WORKER``, ``POOL`` or ``LEASE``, see the
     module docstring). Usable as a decorator, on functions and methods."""
     if thread == WORKER:
-        plain, closing = sync_to_async(func), database_sync_to_async(func)
+        plain, closing = sync_to_async(_kept_open(func)), database_sync_to_async(func)
 
         @functools.wraps(func)
         async def twin(*args: Any, **kwargs: Any) -> Any:
@@ -101,6 +102,24 @@ def _lease_thread() -> ThreadPoolExecutor:
         if _lease_executor is None:
             _lease_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-lease")
         return _lease_executor
+
+
+def _kept_open(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func``, after which the calling thread's connection is marked as never too old: with
+    ``CONN_MAX_AGE = 0`` Django closes a connection at every request's start and end
+    (``close_old_connections``), and an API request's sync work runs on this same worker thread, so
+    each request closed the connection every run of the process uses, and the next call opened a
+    new one (a sixth of the thread's time under load). A connection that failed and is no longer
+    usable is still closed there."""
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            conn = connections[DEFAULT_DB_ALIAS]
+            if conn.connection is not None:
+                conn.close_at = None
+    return call
 
 
 _keyed_executors: list[ThreadPoolExecutor] = []

@@ -12,9 +12,7 @@ HSTS, nosniff, X-Frame-Options, Referrer-Policy, COOP) is applied by calling the
 
 from __future__ import annotations
 
-from django.core import signals
 from django.core.handlers.asgi import ASGIHandler
-from django.db import close_old_connections, connections
 from django.core.handlers.exception import convert_exception_to_response
 
 from .security import SecurityPolicy
@@ -51,33 +49,6 @@ class ApiHandler(ASGIHandler):
                 refusal = policy.refusal(request)
                 return policy.apply(request, refusal if refusal is not None else view(request))
         self._middleware_chain = convert_exception_to_response(secured)
-
-
-def close_old_connections_except_api(sender=None, **kwargs) -> None:
-    """Django's ``close_old_connections`` for the site's requests. An API request runs its sync work
-    on the process's one worker thread, whose connection the thread runtime uses for every run of
-    the process: closing it at each request's start and end (``DB_CONN_MAX_AGE=0``) made the next
-    runtime call open a new one, a sixth of that thread's time under load. For the API's requests
-    only a connection that failed and is no longer usable is closed (the next call reconnects);
-    its age is left to ``agents.connections.async_twin``. Connected in place of Django's receiver
-    (``agents.apps``)."""
-    if sender is not None and isinstance(sender, type) and issubclass(sender, ApiHandler):
-        for conn in connections.all(initialized_only=True):
-            if conn.connection is not None and conn.errors_occurred:
-                if conn.is_usable():
-                    conn.errors_occurred = False
-                else:
-                    conn.close()
-        return
-    close_old_connections(**kwargs)
-
-
-def request_connections_install() -> None:
-    """:func:`close_old_connections_except_api` in place of Django's receiver, on the request
-    signals (Django's test client puts its receiver back after each of its requests)."""
-    for signal in (signals.request_started, signals.request_finished):
-        signal.disconnect(close_old_connections)
-        signal.connect(close_old_connections_except_api, dispatch_uid="agents.api.connections")
 
 
 def api_first(site, api, prefix: str = "/api/"):

@@ -1,7 +1,7 @@
 """An API request leaves the worker thread's database connection open (the thread runtime uses it
 for every run of the process); a connection that failed and is no longer usable is closed. Through
-the API's own ASGI handler (the test client has a handler of its own, and puts Django's receiver
-back after each request)."""
+the API's own ASGI handler, whose requests send Django's request signals (the test client turns
+their connection closing off)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import pytest
 from asgiref.testing import ApplicationCommunicator
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from agents.api.handler import ApiHandler, close_old_connections_except_api, request_connections_install
+from django.core import signals
+from django.db import close_old_connections
+
+from agents.api.handler import ApiHandler
 from agents.connections import async_twin
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -38,7 +41,8 @@ async def api_get(path: str, token: str) -> int:
 
 
 async def test_api_requests_keep_the_worker_thread_connection(alice):
-    request_connections_install()  # as the site runs: the test client may have put Django's back
+    for signal in (signals.request_started, signals.request_finished):  # as the site runs
+        signal.connect(close_old_connections)
     token = alice.headers["Authorization"].split()[1]
     before = await async_twin(worker_connection)()
     for _ in range(3):
@@ -46,16 +50,23 @@ async def test_api_requests_keep_the_worker_thread_connection(alice):
     assert await async_twin(worker_connection)() == before
 
 
-async def test_a_broken_connection_is_closed_at_the_end_of_an_api_request():
-    def broken_then_closed() -> bool:
+async def test_a_broken_connection_is_closed_at_the_end_of_an_api_request(alice):
+    for signal in (signals.request_started, signals.request_finished):
+        signal.connect(close_old_connections)
+    token = alice.headers["Authorization"].split()[1]
+
+    def broken() -> int:
         conn = connections[DEFAULT_DB_ALIAS]
         conn.ensure_connection()
         conn.errors_occurred = True
         conn.is_usable = lambda: False
-        try:
-            close_old_connections_except_api(sender=ApiHandler)
-            return conn.connection is None
-        finally:
-            del conn.is_usable
+        return id(conn.connection)
 
-    assert await async_twin(broken_then_closed)()
+    def restored() -> None:
+        conn = connections[DEFAULT_DB_ALIAS]
+        conn.__dict__.pop("is_usable", None)
+
+    before = await async_twin(broken)()
+    assert await api_get("/api/agents", token) == 200
+    await async_twin(restored)()
+    assert await async_twin(worker_connection)() != before
