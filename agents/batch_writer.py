@@ -195,6 +195,28 @@ class BatchWriter:
             logger.error("%s: %s failed", self.name, getattr(hook, "__name__", "a hook"), exc_info=True)
 
 
+class ProcessWriter:
+    """A process's one :class:`BatchWriter`, made by ``make()`` on first use (from settings read
+    then); ``shutdown`` (a Celery worker process ending: its pool may leave with ``os._exit``, which
+    runs no ``atexit`` handler) writes what it holds and stops it, if it was made."""
+
+    def __init__(self, make: Callable[[], BatchWriter]):
+        self._make = make
+        self._writer: BatchWriter | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> BatchWriter:
+        if self._writer is None:
+            with self._lock:
+                if self._writer is None:
+                    self._writer = self._make()
+        return self._writer
+
+    def shutdown(self, **kwargs) -> None:
+        if self._writer is not None:
+            self._writer.shutdown()
+
+
 def writers_shutdown(timeout: float = 30.0) -> None:
     """Flush and stop every writer of this process (at a clean exit)."""
     for writer in list(_writers):
@@ -203,4 +225,4 @@ def writers_shutdown(timeout: float = 30.0) -> None:
 
 atexit.register(writers_shutdown)
 
-__all__ = ["BatchWriter", "writers_shutdown"]
+__all__ = ["BatchWriter", "ProcessWriter", "writers_shutdown"]

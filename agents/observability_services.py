@@ -12,7 +12,6 @@ itself (:func:`aspans_save`).
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +19,7 @@ from django.db import connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from agents.batch_writer import BatchWriter
+from agents.batch_writer import BatchWriter, ProcessWriter
 from agents.connections import async_twin
 from agents.observability import Score, TraceSpan
 
@@ -90,26 +89,19 @@ def traces_save_on_own_connection(traces: list[list[dict]]) -> int:
         connections.close_all()  # this thread's connections only
 
 
-_writer: BatchWriter | None = None
-_writer_lock = threading.Lock()
+_writer = ProcessWriter(lambda: BatchWriter(
+    "trace-spans", traces_save_on_own_connection, max_queue=settings.MASTRA_TRACE_QUEUE,
+    max_batch=settings.MASTRA_TRACE_BATCH_SIZE, interval_s=settings.MASTRA_TRACE_INTERVAL_MS / 1000.0))
 
 
 def spans_writer() -> BatchWriter:
     """The process's trace writer (made on first use)."""
-    global _writer
-    if _writer is None:
-        with _writer_lock:
-            if _writer is None:
-                _writer = BatchWriter("trace-spans", traces_save_on_own_connection,
-                                      max_queue=settings.MASTRA_TRACE_QUEUE, max_batch=settings.MASTRA_TRACE_BATCH_SIZE,
-                                      interval_s=settings.MASTRA_TRACE_INTERVAL_MS / 1000.0)
-    return _writer
+    return _writer.get()
 
 
 def spans_writer_shutdown(**kwargs) -> None:
     """Store what the trace writer holds and stop it (a Celery worker process ending)."""
-    if _writer is not None:
-        _writer.shutdown()
+    _writer.shutdown()
 
 
 def spans_submit(spans: list[dict]) -> bool:

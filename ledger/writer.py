@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 from collections import defaultdict
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -26,7 +25,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import connection, connections, transaction
 
-from agents.batch_writer import BatchWriter
+from agents.batch_writer import BatchWriter, ProcessWriter
 
 from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 from .prices import step_cost
@@ -41,28 +40,20 @@ DAILY_SUMS = ("steps", "priced_steps", "unknown_usage_steps", "input_tokens", "o
 TOKENS = (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"),
           ("cached_input_tokens", "cachedInputTokens"), ("reasoning_tokens", "reasoningTokens"))
 
-_writer: BatchWriter | None = None
-_writer_lock = threading.Lock()
+_writer = ProcessWriter(lambda: BatchWriter(
+    "ledger", entries_write_on_own_connection, max_queue=settings.MASTRA_LEDGER_QUEUE,
+    max_batch=settings.MASTRA_LEDGER_BATCH, interval_s=settings.MASTRA_LEDGER_INTERVAL_MS / 1000.0,
+    on_failure=failure_record, on_drop=drops_record))
 
 
 def ledger_writer() -> BatchWriter:
     """The process's ledger writer (made on first use)."""
-    global _writer
-    if _writer is None:
-        with _writer_lock:
-            if _writer is None:
-                _writer = BatchWriter(
-                    "ledger", entries_write_on_own_connection, max_queue=settings.MASTRA_LEDGER_QUEUE,
-                    max_batch=settings.MASTRA_LEDGER_BATCH, interval_s=settings.MASTRA_LEDGER_INTERVAL_MS / 1000.0,
-                    on_failure=failure_record, on_drop=drops_record)
-    return _writer
+    return _writer.get()
 
 
 def ledger_writer_shutdown(**kwargs) -> None:
-    """Write what the process's ledger writer holds and stop it (a Celery worker process ending:
-    its pool may leave with ``os._exit``, which runs no ``atexit`` handler)."""
-    if _writer is not None:
-        _writer.shutdown()
+    """Write what the process's ledger writer holds and stop it (a Celery worker process ending)."""
+    _writer.shutdown()
 
 
 def step_record(record: dict) -> None:

@@ -101,29 +101,10 @@ async def settled_runs(settle):
 
 
 @pytest.fixture(autouse=True)
-def budgets_cache():
-    """Every test reads the admin's budgets afresh: a test database flush deletes them without the
-    signal that clears each process's copy (``budgets.selectors``)."""
-    try:
-        from django.apps import apps
-    except ImportError:  # the runtime's tests run without Django
-        yield
-        return
-    if not apps.ready:
-        yield
-        return
-    from budgets.selectors import budgets_cache_clear
-
-    budgets_cache_clear()
-    yield
-    budgets_cache_clear()
-
-
-@pytest.fixture(autouse=True)
-def api_token_cache():
-    """Every test checks API tokens afresh: a test database flush deletes tokens and users without
-    the signals that make this process forget them (``agents.api.auth.TokenCache``), and tests
-    reuse token keys."""
+def process_caches():
+    """Every test reads the admin's budgets and checks API tokens afresh: a test database flush
+    deletes budgets, tokens and users without the signals that make this process forget its copies
+    (``budgets.selectors``, ``agents.api.auth.TokenCache``), and tests reuse token keys."""
     try:
         from django.apps import apps
     except ImportError:  # the runtime's tests run without Django
@@ -133,9 +114,12 @@ def api_token_cache():
         yield
         return
     from agents.api.auth import token_cache
+    from budgets.selectors import budgets_cache_clear
 
+    budgets_cache_clear()
     token_cache.clear()
     yield
+    budgets_cache_clear()
     token_cache.clear()
 
 
