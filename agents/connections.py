@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -104,6 +105,24 @@ def _lease_thread() -> ThreadPoolExecutor:
         return _lease_executor
 
 
+#: a thread's connection unused for longer than this is checked (``is_usable``: one ``SELECT 1`` on
+#: PostgreSQL) before its next call: the server may have dropped it meanwhile (a restart, an outage
+#: that terminated the backends), and a call on it would fail where a new connection succeeds
+IDLE_CHECK_S = 1.0
+_used = threading.local()
+
+
+def _check_if_idle() -> None:
+    """Close this thread's connection when it sat unused past :data:`IDLE_CHECK_S` and no longer
+    works (the call that follows opens a new one); note this use."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    now = time.monotonic()
+    last = getattr(_used, "at", None)
+    if conn.connection is not None and last is not None and now - last > IDLE_CHECK_S and not conn.is_usable():
+        conn.close()
+    _used.at = now
+
+
 def _kept_open(func: Callable[..., Any]) -> Callable[..., Any]:
     """``func``, after which the calling thread's connection is marked as never too old: with
     ``CONN_MAX_AGE = 0`` Django closes a connection at every request's start and end
@@ -113,12 +132,14 @@ def _kept_open(func: Callable[..., Any]) -> Callable[..., Any]:
     usable is still closed there."""
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
+        _check_if_idle()
         try:
             return func(*args, **kwargs)
         finally:
             conn = connections[DEFAULT_DB_ALIAS]
             if conn.connection is not None:
                 conn.close_at = None
+            _used.at = time.monotonic()
     return call
 
 
@@ -140,12 +161,15 @@ def _keyed_thread(key: str) -> ThreadPoolExecutor | None:
 
 
 def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    _check_if_idle()
     try:
         return func(*args, **kwargs)
     except DatabaseError:
         # a lost or refused connection: the next call opens a new one
         connections[DEFAULT_DB_ALIAS].close()
         raise
+    finally:
+        _used.at = time.monotonic()
 
 
 def close_lease_connection() -> None:

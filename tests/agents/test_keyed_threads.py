@@ -54,3 +54,28 @@ def test_on_sqlite_every_call_is_on_the_worker_thread(settings):
     settings.MASTRA_THREAD_DB_THREADS = 4
     threads, _ = asyncio.run(calls(["a\x1fb", "c\x1fd"], 2))
     assert not any(name.startswith("mastra-db-") for names in threads.values() for name in names)
+
+
+def backend_pid(*, key: str) -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def test_a_connection_the_server_dropped_while_idle_is_replaced_before_the_next_call(postgres_db, settings,
+                                                                                    monkeypatch):
+    """After an outage that terminated the backends, the first call of each keyed thread opened on a
+    dead connection failed (a 503); a connection idle past IDLE_CHECK_S is checked first."""
+    from django.db import connection
+
+    from agents import connections as bridges
+
+    settings.MASTRA_THREAD_DB_THREADS = 4
+    twin = async_twin(backend_pid, thread=KEYED)
+    first = asyncio.run(twin(key="u\x1ft"))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [first])
+    monkeypatch.setattr(bridges, "IDLE_CHECK_S", 0.0)
+    assert asyncio.run(twin(key="u\x1ft")) != first
