@@ -26,17 +26,16 @@ class AgentsConfig(AppConfig):
         from agents.observability_services import spans_writer_shutdown
 
         worker_process_shutdown.connect(spans_writer_shutdown, dispatch_uid="agents.trace_writer")
-        # the API's token cache forgets a token deleted or changed, and a user changed, at once
+        # the API's token cache forgets a token deleted or changed, and a user changed, at once: on
+        # the models and their proxies (the admin's API tokens are a proxy of DRF's), since a
+        # signal's sender is the class the instance was saved or deleted as
+        from django.apps import apps
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_delete, post_save
         from rest_framework.authtoken.models import Token
 
         from agents.api.auth import token_cache_forget
 
-        from django.apps import apps
-
-        # the models and their proxies (the admin's API tokens are a proxy of DRF's): a signal's
-        # sender is the class the instance was saved or deleted as
         for model in apps.get_models():
             if issubclass(model, (Token, get_user_model())):
                 for signal in (post_save, post_delete):
