@@ -19,6 +19,7 @@ from django.db import connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from agents import sql
 from agents.batch_writer import BatchWriter, ProcessWriter
 from agents.connections import async_twin
 from agents.observability import Score, TraceSpan
@@ -45,9 +46,9 @@ def score_save(*, score: dict) -> Score:
         created_at=_time(score.get("created_at")) or timezone.now())
 
 
-def span_rows(spans: list[dict]) -> list[TraceSpan]:
-    """The rows of one trace's finished spans; each span gets the run id of its nearest
-    ``agent_run`` span."""
+def span_rows(spans: list[dict]) -> list[dict]:
+    """The rows (``{field: value}``) of one trace's finished spans; each span gets the run id of its
+    nearest ``agent_run`` span."""
     by_id = {s["span_id"]: s for s in spans}
 
     def run_of(span: dict) -> str:
@@ -59,11 +60,11 @@ def span_rows(spans: list[dict]) -> list[TraceSpan]:
             span = by_id.get(span.get("parent_span_id"))
         return ""
 
-    return [TraceSpan(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
-                      run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json(s["attributes"]),
-                      metadata=_json(s["metadata"]), input=_json(s.get("input")), output=_json(s.get("output")),
-                      error=_json(s.get("error")), started_at=_time(s["started_at"]),
-                      ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
+    return [dict(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
+                 run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json(s["attributes"]),
+                 metadata=_json(s["metadata"]), input=_json(s.get("input")), output=_json(s.get("output")),
+                 error=_json(s.get("error")), started_at=_time(s["started_at"]),
+                 ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
             for s in spans]
 
 
@@ -77,7 +78,8 @@ def traces_save(traces: list[list[dict]]) -> int:
     stored before (same trace and span id) is left as it is. Returns how many were given."""
     rows = [row for spans in traces for row in span_rows(spans)]
     with transaction.atomic():
-        TraceSpan.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
+        for start in range(0, len(rows), 1000):
+            sql.insert(TraceSpan, rows[start:start + 1000], ignore_conflicts=True)
     return len(rows)
 
 

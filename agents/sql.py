@@ -12,6 +12,14 @@ models' default manager (:class:`StatementManager`: ``ThreadLease.objects.select
   through the backend's and the field's converters, as the ORM does, into model instances
   (``Model.from_db``).
 
+Each statement runs on the driver's own cursor (one created and closed per statement, in the
+caller's transaction, its errors turned into Django's by ``wrap_database_errors``), without
+Django's cursor wrapper: measured on SQLite, a one-row lookup took 5 µs on the driver's cursor and
+42 µs through Django's (its per-call wrapping, the ``%s``-to-``?`` rewrite of every statement,
+the async-safety and thread-sharing checks), several times over in each wake. Where anything
+observes Django's statements (``DEBUG``'s query log, ``connection.execute_wrapper``), they go
+through Django's cursor instead, so that nothing is hidden from it.
+
 Only what the hot path needs: equality and ``IN`` filters joined by AND, ordering by columns, a
 limit, ``FOR UPDATE`` where the backend has it (SQLite locks the database on ``BEGIN IMMEDIATE``),
 inserts that may ignore conflicts, and updates; for batches of model instances (the inbox's group
@@ -21,14 +29,62 @@ commit), one executemany insert or update by primary key. Anything else goes thr
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Iterable
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
 from django.utils import timezone
 
 
 def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
+
+
+def _db():
+    """This thread's connection (one lookup: every use of the ``connection`` proxy is another)."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+@lru_cache(maxsize=1024)
+def _native(vendor: str, sql: str) -> str:
+    """``sql`` in the driver's parameter style (SQLite's ``?``), as Django's cursor rewrites it."""
+    return FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%") if vendor == "sqlite" else sql
+
+
+def execute(db, sql: str, params: list, *, many: bool = False, fetch: str | None = None) -> Any:
+    """Run ``sql`` (``%s`` placeholders) with ``params`` (a list of lists with ``many``) on ``db``;
+    return ``fetch``'s result (``"all"`` the rows, ``"one"`` the first row or None), or the row
+    count. The statement's cursor is closed before returning (an open SQLite cursor would keep its
+    read transaction)."""
+    if db.execute_wrappers or db.queries_logged:
+        with db.cursor() as cursor:
+            return _run(cursor, sql, params, many, fetch)
+    return _execute_plain(db, sql, params, many, fetch)
+
+
+def _execute_plain(db, sql: str, params: list, many: bool, fetch: str | None) -> Any:
+    """:func:`execute` on the driver's cursor."""
+    if db.connection is None:
+        db.ensure_connection()
+    db.validate_no_broken_transaction()
+    with db.wrap_database_errors:
+        cursor = db.connection.cursor() if db.vendor == "sqlite" else db.create_cursor()
+        try:
+            return _run(cursor, _native(db.vendor, sql), params, many, fetch)
+        finally:
+            cursor.close()
+
+
+def _run(cursor, sql: str, params: list, many: bool, fetch: str | None) -> Any:
+    if many:
+        cursor.executemany(sql, params)
+    else:
+        cursor.execute(sql, params)
+    if fetch == "all":
+        return cursor.fetchall()
+    if fetch == "one":
+        return cursor.fetchone()
+    return cursor.rowcount
 
 
 def _concrete(model: type[models.Model]) -> list:
@@ -53,14 +109,36 @@ def _shape(where: dict) -> tuple:
                  for name, value in where.items())
 
 
-def _where_params(model: type[models.Model], where: dict) -> list:
+#: fields whose values go to the database as they are when they hold the type named here (the
+#: field's ``get_db_prep_value`` / ``get_db_prep_save`` would return them unchanged); other fields
+#: (dates, JSON, keys) and other values go through those methods
+_PLAIN_FIELDS = {models.CharField: str, models.TextField: str, models.BooleanField: bool,
+                 models.IntegerField: int, models.BigIntegerField: int, models.SmallIntegerField: int,
+                 models.PositiveIntegerField: int, models.PositiveSmallIntegerField: int,
+                 models.PositiveBigIntegerField: int}
+
+
+def _plain(field, value) -> bool:
+    kind = _PLAIN_FIELDS.get(type(field))
+    return kind is not None and (value is None or type(value) is kind)
+
+
+def _prep_save(field, value, db):
+    return value if _plain(field, value) else field.get_db_prep_save(value, db)
+
+
+def _prep_value(field, value, db):
+    return value if _plain(field, value) else field.get_db_prep_value(value, db, prepared=False)
+
+
+def _where_params(model: type[models.Model], where: dict, db) -> list:
     params = []
     for name, value in where.items():
         field = model._meta.get_field(name)
         if isinstance(value, (list, tuple, set, frozenset)):
-            params.extend(field.get_db_prep_value(v, connection, prepared=False) for v in value)
+            params.extend(_prep_value(field, v, db) for v in value)
         else:
-            params.append(field.get_db_prep_value(value, connection, prepared=False))
+            params.append(_prep_value(field, value, db))
     return params
 
 
@@ -76,7 +154,7 @@ def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: 
             for o in order_by)
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    if for_update and connection.features.has_select_for_update:
+    if for_update and connections[DEFAULT_DB_ALIAS].features.has_select_for_update:
         sql += " FOR UPDATE"
     return sql
 
@@ -84,10 +162,11 @@ def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: 
 @lru_cache(maxsize=64)
 def _converters(vendor: str, model: type[models.Model]) -> list:
     """Per column: the backend's and the field's converters (what the ORM applies to a row)."""
+    db = _db()
     out = []
     for i, field in enumerate(model._meta.concrete_fields):
         column = field.get_col(model._meta.db_table)
-        funcs = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        funcs = db.ops.get_db_converters(column) + field.get_db_converters(db)
         if funcs:
             out.append((i, column, funcs))
     return out
@@ -96,14 +175,13 @@ def _converters(vendor: str, model: type[models.Model]) -> list:
 def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limit: int | None = None,
            for_update: bool = False) -> list:
     """Instances of ``model`` matching ``where`` (``{field: value or list of values}``)."""
-    sql = _select_sql(connection.vendor, model, _shape(where), tuple(order_by), limit, for_update)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, _where_params(model, where))
-        rows = cursor.fetchall()
+    db = _db()
+    sql = _select_sql(db.vendor, model, _shape(where), tuple(order_by), limit, for_update)
+    rows = execute(db, sql, _where_params(model, where, db), fetch="all")
     if not rows:
         return []
-    converters = _converters(connection.vendor, model)
-    names = [f.attname for f in model._meta.concrete_fields]
+    converters = _converters(db.vendor, model)
+    names = _attnames(model)
     out = []
     for row in rows:
         if converters:
@@ -111,10 +189,15 @@ def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limi
             for i, column, funcs in converters:
                 value = row[i]
                 for func in funcs:
-                    value = func(value, column, connection)
+                    value = func(value, column, db)
                 row[i] = value
-        out.append(model.from_db(connection.alias, names, row))
+        out.append(model.from_db(db.alias, names, row))
     return out
+
+
+@lru_cache(maxsize=64)
+def _attnames(model: type[models.Model]) -> list:
+    return [f.attname for f in model._meta.concrete_fields]
 
 
 def select_one(model: type[models.Model], where: dict, *, for_update: bool = False):
@@ -129,9 +212,9 @@ def _exists_sql(vendor: str, model: type[models.Model], shape: tuple) -> str:
 
 
 def exists(model: type[models.Model], where: dict) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(_exists_sql(connection.vendor, model, _shape(where)), _where_params(model, where))
-        return cursor.fetchone() is not None
+    db = _db()
+    return execute(db, _exists_sql(db.vendor, model, _shape(where)), _where_params(model, where, db),
+                   fetch="one") is not None
 
 
 @lru_cache(maxsize=64)
@@ -142,10 +225,10 @@ def _exists_any_sql(vendor: str, shapes: tuple) -> str:
 
 def exists_any(*checks: tuple[type[models.Model], dict]) -> bool:
     """Whether a row matches any of ``checks`` (``(model, where)`` each), in one statement."""
-    params = [p for model, where in checks for p in _where_params(model, where)]
-    with connection.cursor() as cursor:
-        cursor.execute(_exists_any_sql(connection.vendor, tuple((m, _shape(w)) for m, w in checks)), params)
-        return bool(cursor.fetchone()[0])
+    db = _db()
+    params = [p for model, where in checks for p in _where_params(model, where, db)]
+    return bool(execute(db, _exists_any_sql(db.vendor, tuple((m, _shape(w)) for m, w in checks)), params,
+                        fetch="one")[0])
 
 
 @lru_cache(maxsize=64)
@@ -156,7 +239,7 @@ def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) 
     return sql + " ON CONFLICT DO NOTHING" if ignore_conflicts else sql
 
 
-def _insert_params(fields: list, row: dict, now) -> list:
+def _insert_params(fields: list, row: dict, now, db) -> list:
     params = []
     for field in fields:
         if field.name in row or field.attname in row:
@@ -165,7 +248,7 @@ def _insert_params(fields: list, row: dict, now) -> list:
             value = now
         else:
             value = field.get_default()
-        params.append(field.get_db_prep_save(value, connection))
+        params.append(_prep_save(field, value, db))
     return params
 
 
@@ -176,15 +259,13 @@ def insert(model: type[models.Model], rows: Iterable[dict], *, ignore_conflicts:
     rows = list(rows)
     if not rows:
         return 0
+    db = _db()
     fields = _concrete(model)
     now = timezone.now()
-    sql = _insert_sql(connection.vendor, model, ignore_conflicts)
-    with connection.cursor() as cursor:
-        if len(rows) == 1:
-            cursor.execute(sql, _insert_params(fields, rows[0], now))
-        else:
-            cursor.executemany(sql, [_insert_params(fields, row, now) for row in rows])
-        return cursor.rowcount
+    sql = _insert_sql(db.vendor, model, ignore_conflicts)
+    if len(rows) == 1:
+        return execute(db, sql, _insert_params(fields, rows[0], now, db))
+    return execute(db, sql, [_insert_params(fields, row, now, db) for row in rows], many=True)
 
 
 @lru_cache(maxsize=32)
@@ -197,9 +278,8 @@ def _upsert_sql(vendor: str, model: type[models.Model], unique: tuple) -> str:
 
 def upsert(model: type[models.Model], row: dict, *, unique: tuple = ("id",)) -> None:
     """Insert ``row``, or update every other column of the row with the same ``unique`` fields."""
-    with connection.cursor() as cursor:
-        cursor.execute(_upsert_sql(connection.vendor, model, tuple(unique)),
-                       _insert_params(_concrete(model), row, timezone.now()))
+    db = _db()
+    execute(db, _upsert_sql(db.vendor, model, tuple(unique)), _insert_params(_concrete(model), row, timezone.now(), db))
 
 
 @lru_cache(maxsize=128)
@@ -215,29 +295,15 @@ def update(model: type[models.Model], where: dict, values: dict) -> int:
     for field in model._meta.concrete_fields:
         if getattr(field, "auto_now", False) and field.name not in values:
             values[field.name] = timezone.now()
-    params = [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
-    params += _where_params(model, where)
-    with connection.cursor() as cursor:
-        cursor.execute(_update_sql(connection.vendor, model, tuple(values), _shape(where)), params)
-        return cursor.rowcount
-
-
-#: columns whose values go to the database as they are when they hold these types
-#: (``get_db_prep_save`` would return them unchanged); the others (dates, JSON) go through it
-_PLAIN_COLUMNS = frozenset({"CharField", "TextField", "BooleanField", "PositiveIntegerField",
-                            "PositiveSmallIntegerField", "IntegerField", "BigIntegerField"})
-_PLAIN_TYPES = (str, int, bool, type(None))
+    db = _db()
+    params = [_prep_save(model._meta.get_field(name), value, db) for name, value in values.items()]
+    params += _where_params(model, where, db)
+    return execute(db, _update_sql(db.vendor, model, tuple(values), _shape(where)), params)
 
 
 def _instance_values(instance: models.Model, fields: list, db) -> list:
     """The database values of ``instance``'s ``fields``, as the ORM would send them."""
-    values = []
-    for f in fields:
-        value = getattr(instance, f.attname)
-        if not (type(value) in _PLAIN_TYPES and f.get_internal_type() in _PLAIN_COLUMNS):
-            value = f.get_db_prep_save(value, db)
-        values.append(value)
-    return values
+    return [_prep_save(f, getattr(instance, f.attname), db) for f in fields]
 
 
 @lru_cache(maxsize=64)
@@ -251,12 +317,11 @@ def update_instances(model: type[models.Model], instances: list, names: tuple) -
     trip with psycopg 3's pipeline)."""
     if not instances:
         return
-    db = connections[DEFAULT_DB_ALIAS]  # not the ``connection`` proxy: a thread-local lookup per use
+    db = _db()
     fields = [model._meta.get_field(name) for name in names]
     pk = model._meta.pk
-    with db.cursor() as cursor:
-        cursor.executemany(_update_by_pk_sql(db.vendor, model, tuple(names)),
-                           [[*_instance_values(i, fields, db), pk.get_db_prep_value(i.pk, db)] for i in instances])
+    execute(db, _update_by_pk_sql(db.vendor, model, tuple(names)),
+            [[*_instance_values(i, fields, db), pk.get_db_prep_value(i.pk, db)] for i in instances], many=True)
 
 
 @lru_cache(maxsize=32)
@@ -272,10 +337,9 @@ def insert_instances(model: type[models.Model], instances: list) -> None:
     so the driver parses it once, where a many-row one longer than 4 kB is parsed on every call)."""
     if not instances:
         return
-    db = connections[DEFAULT_DB_ALIAS]
+    db = _db()
     fields = model._meta.concrete_fields
-    with db.cursor() as cursor:
-        cursor.executemany(_insert_all_sql(db.vendor, model), [_instance_values(i, fields, db) for i in instances])
+    execute(db, _insert_all_sql(db.vendor, model), [_instance_values(i, fields, db) for i in instances], many=True)
     for instance in instances:
         instance._state.adding = False
 

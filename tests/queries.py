@@ -2,7 +2,8 @@
 
 The runtime's ORM work runs in worker threads (``sync_to_async``), each with its own connection,
 so Django's ``CaptureQueriesContext`` (one connection) would miss it. :func:`statements` records
-every statement any connection runs while it is open, as ``"VERB table"`` (``"SELECT
+every statement any connection runs while it is open (through Django's cursors, and through the
+driver's cursors ``agents.sql`` runs its statements on), as ``"VERB table"`` (``"SELECT
 agents_threadlease"``, ``"INSERT agents_message"``); an ``executemany`` counts once; transaction
 control is left out, so both databases give the same list.
 """
@@ -14,6 +15,8 @@ import threading
 from contextlib import contextmanager
 
 from django.db.backends import utils
+
+from agents import sql as hot_path_sql
 
 TABLE = re.compile(r'\b(?:FROM|INTO|UPDATE|JOIN)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?', re.IGNORECASE)
 
@@ -48,10 +51,17 @@ def statements():
         record(sql)
         return executemany(self, sql, param_list, *args)
 
+    def counted_plain(db, sql, *args):
+        record(sql)
+        return execute_plain(db, sql, *args)
+
+    execute_plain = hot_path_sql._execute_plain
     utils.CursorWrapper._execute = counted_execute
     utils.CursorWrapper._executemany = counted_executemany
+    hot_path_sql._execute_plain = counted_plain
     try:
         yield seen
     finally:
         utils.CursorWrapper._execute = execute
         utils.CursorWrapper._executemany = executemany
+        hot_path_sql._execute_plain = execute_plain

@@ -156,3 +156,42 @@ def test_the_models_default_manager_runs_the_same_statements():
     assert ThreadInput.objects.insert_rows([{"input_id": "i", "thread_id": "t", "agent_id": "a", "kind": "deliver",
                                              "signal": {}}]) == 1
     assert ThreadInput.objects.get(input_id="i").status == "pending"
+
+
+def test_statements_run_on_the_drivers_cursor_unless_django_observes_them(settings):
+    """Unobserved, a statement skips Django's cursor wrapper; an execute wrapper or DEBUG's query log
+    sees every one (the same SQL)."""
+    threads("t")
+    seen: list[str] = []
+
+    def wrapper(execute, sql_text, params, many, context):
+        seen.append(sql_text)
+        return execute(sql_text, params, many, context)
+
+    assert sql.exists(Thread, {"key": "t"}) and seen == []
+    with connection.execute_wrapper(wrapper):
+        assert sql.exists(Thread, {"key": "t"})
+        sql.update(Thread, {"key": "t"}, {"title": "x"})
+    assert [s.split()[0] for s in seen] == ["SELECT", "UPDATE"]
+    settings.DEBUG = True
+    connection.queries_log.clear()
+    assert sql.select_one(Thread, {"key": "t"}).title == "x"
+    assert len(connection.queries) == 1 and connection.queries[0]["sql"].startswith("SELECT")
+
+
+def test_the_drivers_errors_are_djangos_and_a_read_holds_no_snapshot():
+    threads("t")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        sql.insert(Thread, [{"key": "t", "thread_id": "t", "resource_id": "r"}])
+    # outside a transaction, each read sees what other connections committed before it
+    assert sql.select_one(Thread, {"key": "t"}).title == ""
+
+    def rename():
+        Thread.objects.filter(key="t").update(title="renamed")
+        connections.close_all()
+
+    writer = threading.Thread(target=rename)
+    writer.start()
+    writer.join(5)
+    assert sql.select_one(Thread, {"key": "t"}).title == "renamed"
+    assert sql.exists(Thread, {"key": "t", "title": "renamed"})
