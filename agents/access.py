@@ -116,8 +116,11 @@ class Caller:
         run = self.run(run_id)
         return run.thread
 
+    async def atarget(self, thread_id: str, requested_resource: str | None = None) -> tuple[str, str]:
+        """:meth:`target` (no database read: no hop to the worker thread)."""
+        return self.target(thread_id, requested_resource)
+
     athread = async_twin(thread)
     arun_thread = async_twin(run_thread)
     aexisting_thread = async_twin(existing_thread)
-    atarget = async_twin(target)
     arun = async_twin(run)

@@ -3,9 +3,11 @@ MASTRA_REQUIRE_SERVICES=1 (CI) a missing service fails the test instead of skipp
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import pytest
+from asgiref.sync import SyncToAsync
 
 
 def require_service(name: str, value: str | None) -> str:
@@ -135,3 +137,25 @@ def model_resilience():
     yield
     breakers_reset()
     set_resilience(before)
+
+
+@pytest.fixture
+def hops(monkeypatch):
+    """Every hand-off from the event loop to a thread: ``sync_to_async`` calls (``async_twin``
+    and Django's own) and executor submissions."""
+    calls: list[str] = []
+    call = SyncToAsync.__call__
+
+    async def counted(self, *args, **kwargs):
+        calls.append(getattr(self.func, "__qualname__", repr(self.func)))
+        return await call(self, *args, **kwargs)
+
+    monkeypatch.setattr(SyncToAsync, "__call__", counted)
+    run_in_executor = asyncio.BaseEventLoop.run_in_executor
+
+    def submitted(self, executor, func, *args):
+        calls.append(getattr(func, "__qualname__", repr(func)))
+        return run_in_executor(self, executor, func, *args)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", submitted)
+    return calls

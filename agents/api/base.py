@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpResponse
 from rest_framework.views import APIView
 
@@ -20,6 +22,11 @@ from agents.registry import get_mastra
 
 from .errors import exception_response
 from .parsing import request_text_check
+
+
+def throttle_counters_in_memory() -> bool:
+    """Whether DRF's throttles count in this process's memory (the default cache is local memory)."""
+    return isinstance(caches["default"], LocMemCache)
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
@@ -42,9 +49,11 @@ class ApiView(APIView):
         return Caller.of(request.user)
 
     def checks_cached(self, request) -> bool:
-        """Whether the checks can run here, on the event loop: no throttle (its counters may be in
-        Redis) and a token this process checked lately (``agents.api.auth.TokenCache``)."""
-        return not self.throttle_classes and CachedTokenAuthentication.cached_key(request._request)
+        """Whether the checks can run here, on the event loop: a token this process checked lately
+        (``agents.api.auth.TokenCache``), and no throttle, or throttles counting in this process's
+        memory (``LocMemCache``, the embedded default; counters in Redis are network calls)."""
+        return ((not self.throttle_classes or throttle_counters_in_memory())
+                and CachedTokenAuthentication.cached_key(request._request))
 
     async def dispatch(self, request, *args, **kwargs):
         self.args, self.kwargs = args, kwargs

@@ -6,6 +6,7 @@ cache key (``throttle_agent-send_<user pk>`` in the default cache)."""
 from __future__ import annotations
 
 import logging
+import threading
 from types import SimpleNamespace
 
 from rest_framework.exceptions import Throttled
@@ -37,10 +38,15 @@ class SendRateThrottle(ScopedRateThrottle):
     until the cache answers again."""
 
     failing = False
+    #: one count at a time in this process: DRF's throttle reads the history, then writes it back;
+    #: an HTTP send may count on the event loop (``ApiView.checks_cached``, a cache in memory) while
+    #: a websocket frame counts on the worker thread, and neither may lose the other's count
+    counting = threading.Lock()
 
     def allow_request(self, request, view) -> bool:
         try:
-            allowed = super().allow_request(request, view)
+            with self.counting:
+                allowed = super().allow_request(request, view)
         except Exception:
             cls = type(self)
             logger.log(logging.DEBUG if cls.failing else logging.WARNING,

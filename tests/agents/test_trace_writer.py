@@ -13,7 +13,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from asgiref.sync import SyncToAsync
 
 from agents.observability import TraceSpan
 from agents.observability_services import spans_writer
@@ -29,28 +28,6 @@ def batched(settings):
     settings.MASTRA_TRACE_BATCH = True
     yield spans_writer()
     assert spans_writer().flush(timeout=10)  # nothing queued outlives the test's tables
-
-
-@pytest.fixture
-def hops(monkeypatch):
-    """Every hand-off from the event loop to a thread: ``sync_to_async`` calls (``async_twin``
-    and Django's own) and executor submissions."""
-    calls: list[str] = []
-    call = SyncToAsync.__call__
-
-    async def counted(self, *args, **kwargs):
-        calls.append(getattr(self.func, "__qualname__", repr(self.func)))
-        return await call(self, *args, **kwargs)
-
-    monkeypatch.setattr(SyncToAsync, "__call__", counted)
-    run_in_executor = asyncio.BaseEventLoop.run_in_executor
-
-    def submitted(self, executor, func, *args):
-        calls.append(getattr(func, "__qualname__", repr(func)))
-        return run_in_executor(self, executor, func, *args)
-
-    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", submitted)
-    return calls
 
 
 def test_a_generate_without_memory_does_no_database_work_and_no_thread_hop(batched, hops, django_db_blocker):
