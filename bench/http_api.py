@@ -24,7 +24,8 @@ Cases (keep-alive HTTP/1.1 connections, one per client, from this process):
             coalesced per repository, no run woken) for ``--seconds``: deliveries/s, p50 / p99.
 
 Each case prints one JSON line (server, case, n, per_s, p50_ms, p99_ms, rss_mb of the server after
-the case, max_rss_mb). With both servers, one ``ratio`` line per case: django / mastra requests/s (and
+the case, max_rss_mb; for generate and send also cpu_ms, the server's CPU time per answered request,
+and steal_pct, the machine's CPU steal meanwhile). With both servers, one ``ratio`` line per case: django / mastra requests/s (and
 p99 latencies). Timings are wall clock on a shared machine: the load generator runs here too.
 """
 
@@ -139,6 +140,18 @@ def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 60) -> No
     raise RuntimeError("the server did not listen in time")
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def steal_ticks() -> tuple[int, int]:
+    """(steal, total) CPU ticks of the machine so far (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return values[7], sum(values)
+
+
 def rss_mb(pid: int) -> tuple[float, float]:
     """(current RSS, peak RSS) of a process in MB."""
     values = {}
@@ -245,11 +258,20 @@ async def closed_loop(server, headers: dict, clients: int, seconds: float, make_
         finally:
             connection.close()
 
+    async def cpu_at_measure_start() -> tuple[float, tuple[int, int]]:
+        await asyncio.sleep(max(0.0, measure_from - time.monotonic()))
+        return cpu_s(server.proc.pid), steal_ticks()
+
     began = time.monotonic()
-    await asyncio.gather(*(client() for _ in range(clients)))
+    start, *_ = await asyncio.gather(cpu_at_measure_start(), *(client() for _ in range(clients)))
     elapsed = time.monotonic() - max(began + 1.0, measure_from)
+    cpu, (steal, total) = cpu_s(server.proc.pid) - start[0], steal_ticks()
     return {"n": len(latencies), "errors": errors, "per_s": round(len(latencies) / elapsed, 1),
-            "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1)}
+            "p50_ms": round(percentile(latencies, 0.5) * 1000, 1), "p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
+            # the server's CPU per answered request (a send's run goes on after its answer: steady state)
+            # and the machine's CPU steal meanwhile: a noisy host changes per_s far more than cpu_ms
+            "cpu_ms": round(cpu * 1000 / max(1, len(latencies)), 2),
+            "steal_pct": round(100 * (steal - start[1][0]) / max(1, total - start[1][1]), 1)}
 
 
 async def case_generate(server, headers, args) -> dict:
@@ -445,6 +467,9 @@ def main() -> None:
             if "per_s" in ours and theirs.get("per_s"):
                 line["per_s"] = [ours["per_s"], theirs["per_s"]]
                 line["per_s_ratio"] = round(ours["per_s"] / theirs["per_s"], 2)
+            if ours.get("cpu_ms") and theirs.get("cpu_ms"):  # CPU per request: theirs / ours (> 1: ours costs less)
+                line["cpu_ms"] = [ours["cpu_ms"], theirs["cpu_ms"]]
+                line["cpu_ratio"] = round(theirs["cpu_ms"] / ours["cpu_ms"], 2)
             print(json.dumps(line), flush=True)
 
 

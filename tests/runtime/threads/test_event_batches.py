@@ -1,0 +1,62 @@
+"""When a run's chunks are written to the event log (``ActiveRun``'s batching): the opening chunks
+wait for the first step, a step's chunks for its end or a short timer, and the run's last step's
+tail for the run's final transaction. Each write is a transaction on the thread's database queue,
+so a write that could have gone with the next one costs every other run's time too."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from agents.runtime.threads.events import FLUSH_DELAY_S, TAIL_DELAY_S, ActiveRun
+
+pytestmark = pytest.mark.asyncio
+
+
+def active_run(spawned: list) -> ActiveRun:
+    def spawn(coro) -> None:
+        spawned.append(coro)
+        coro.close()  # not run: the test looks at what was asked for
+
+    publisher = SimpleNamespace(local=lambda key, chunks: None, send=lambda key, chunks: None)
+    return ActiveRun(key="k", agent=None, run_id="run-1", token=1, last_seq=0, resource_id="u", thread_id="t",
+                     store=None, publisher=publisher, spawn=spawn, reserved_seq=256)
+
+
+def timer_in(run: ActiveRun) -> float | None:
+    """Seconds until the run's flush timer fires (None: no timer)."""
+    if run.flush_handle is None:
+        return None
+    return run.flush_handle.when() - asyncio.get_running_loop().time()
+
+
+def step_finish(continued: bool) -> dict:
+    return {"type": "step-finish", "payload": {"stepResult": {"isContinued": continued}}}
+
+
+async def test_the_opening_chunks_wait_for_the_first_step():
+    spawned: list = []
+    run = active_run(spawned)
+    run.emit({"type": "start", "payload": {}})
+    run.emit({"type": "data-user-message", "data": {"text": "hi"}})
+    assert (timer_in(run), spawned, len(run.pending)) == (None, [], 2)
+    run.emit({"type": "step-start", "payload": {}})
+    assert 0 < timer_in(run) <= FLUSH_DELAY_S
+    run.emit({"type": "text-delta", "payload": {"text": "h"}})
+    assert 0 < timer_in(run) <= FLUSH_DELAY_S and spawned == []
+
+
+async def test_a_step_end_writes_at_once_and_the_last_step_leaves_its_tail_to_the_end():
+    spawned: list = []
+    run = active_run(spawned)
+    for chunk in ({"type": "start", "payload": {}}, {"type": "step-start", "payload": {}}, step_finish(True)):
+        run.emit(chunk)
+    assert len(spawned) == 1 and timer_in(run) is None  # a continued step's end: written at once
+    run.emit({"type": "step-start", "payload": {}})
+    run.emit({"type": "text-delta", "payload": {"text": "done"}})
+    assert 0 < timer_in(run) <= FLUSH_DELAY_S
+    run.emit(step_finish(False))
+    assert len(spawned) == 1 and FLUSH_DELAY_S < timer_in(run) <= TAIL_DELAY_S
+    run.flush_handle.cancel()
