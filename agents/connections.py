@@ -150,7 +150,7 @@ _keyed_lock = threading.Lock()
 def _keyed_thread(key: str) -> ThreadPoolExecutor | None:
     """The executor of ``key``'s calls, or None where they go to the worker thread."""
     count = settings.MASTRA_THREAD_DB_THREADS
-    if count <= 1 or connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+    if count <= 1 or not _on_postgresql(settings.DATABASES[DEFAULT_DB_ALIAS]["ENGINE"]):
         return None
     if len(_keyed_executors) < count:
         with _keyed_lock:
@@ -158,6 +158,14 @@ def _keyed_thread(key: str) -> ThreadPoolExecutor | None:
                 _keyed_executors.append(ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix=f"mastra-db-{len(_keyed_executors)}"))
     return _keyed_executors[hash(key) % count]
+
+
+@functools.lru_cache(maxsize=8)
+def _on_postgresql(engine: str) -> bool:
+    """Whether ``engine`` is PostgreSQL's. Read from the settings, not from ``connections``: on the
+    event loop each task has a connection object of its own, made on first use (measured: a new
+    ``DatabaseWrapper`` for each thread call)."""
+    return "postgresql" in engine or "postgis" in engine
 
 
 def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

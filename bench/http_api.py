@@ -6,7 +6,10 @@
 
 Servers (one process each, started and stopped here, measured one after the other):
   django  this project: one daphne process, the ``echo`` agent of ``bench/http_site.py`` (``local/echo``,
-          memory), a temporary SQLite file (or ``DATABASE_URL``), ``DEBUG=false``, token auth.
+          memory), a temporary SQLite file (or ``DATABASE_URL``), ``DEBUG=false``, token auth, the
+          send rate lifted to 100000000/s (DRF's throttle keeps a timestamp per request of its
+          window, copied in and out of the cache on each send: a minute's window of a lifted rate
+          holds every request of the last minute, which no real rate comes near).
   mastra  ``real-server.mjs`` (Mastra's ``createNodeServer``, LibSQL) with ``ECHO_CHUNK_DELAY_MS=0``,
           its ``echo`` agent, run with the ``node`` on PATH.
 
@@ -169,7 +172,7 @@ class DjangoServer:
     def __init__(self) -> None:
         self.tmp = tempfile.mkdtemp(prefix="mastra-http-bench-")
         self.env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "DEBUG": "false",
-                    "LOG_LEVEL": "WARNING", "MASTRA": "bench.http_site:mastra", "MASTRA_API_SEND_RATE": "100000000/min",
+                    "LOG_LEVEL": "WARNING", "MASTRA": "bench.http_site:mastra", "MASTRA_API_SEND_RATE": "100000000/s",
                     "PYTHONPATH": str(ROOT), "MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S": "3600"}
         self.env.setdefault("DATABASE_URL", f"sqlite:///{self.tmp}/bench.sqlite3")
         self.proc: subprocess.Popen | None = None
