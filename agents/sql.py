@@ -28,12 +28,15 @@ commit), one executemany insert or update by primary key. Anything else goes thr
 
 from __future__ import annotations
 
+from datetime import datetime, timezone as dt_timezone
 from functools import lru_cache
 from typing import Any, Iterable
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
 from django.utils import timezone
+
+UTC = dt_timezone.utc
 
 
 def _quote(name: str) -> str:
@@ -87,9 +90,17 @@ def _run(cursor, sql: str, params: list, many: bool, fetch: str | None) -> Any:
     return cursor.rowcount
 
 
-def _concrete(model: type[models.Model]) -> list:
+@lru_cache(maxsize=64)
+def _concrete(model: type[models.Model]) -> tuple:
     """The columns an insert writes: every concrete field but an auto-incremented primary key."""
-    return [f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField))]
+    return tuple(f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField)))
+
+
+@lru_cache(maxsize=64)
+def _insert_fields(model: type[models.Model]) -> tuple:
+    """Per column of an insert: (field, name, attname, whether an absent value is the current time)."""
+    return tuple((f, f.name, f.attname, bool(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)))
+                 for f in _concrete(model))
 
 
 def _where(model: type[models.Model], shape: tuple) -> str:
@@ -124,7 +135,16 @@ def _plain(field, value) -> bool:
 
 
 def _prep_save(field, value, db):
-    return value if _plain(field, value) else field.get_db_prep_save(value, db)
+    if _plain(field, value):
+        return value
+    if type(field) is models.DateTimeField and type(value) is datetime and value.tzinfo is UTC:
+        # what the backends make of an aware UTC time (the stamps the hot path writes): PostgreSQL's
+        # driver takes it as it is; SQLite stores the text of its naive form in the connection's zone
+        if db.vendor == "postgresql":
+            return value
+        if db.vendor == "sqlite" and db.timezone is UTC:
+            return str(value.replace(tzinfo=None))
+    return field.get_db_prep_save(value, db)
 
 
 def _prep_value(field, value, db):
@@ -239,12 +259,14 @@ def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) 
     return sql + " ON CONFLICT DO NOTHING" if ignore_conflicts else sql
 
 
-def _insert_params(fields: list, row: dict, now, db) -> list:
+def _insert_params(fields: tuple, row: dict, now, db) -> list:
     params = []
-    for field in fields:
-        if field.name in row or field.attname in row:
-            value = row[field.name] if field.name in row else row[field.attname]
-        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+    for field, name, attname, stamped in fields:
+        if name in row:
+            value = row[name]
+        elif attname in row:
+            value = row[attname]
+        elif stamped:
             value = now
         else:
             value = field.get_default()
@@ -260,7 +282,7 @@ def insert(model: type[models.Model], rows: Iterable[dict], *, ignore_conflicts:
     if not rows:
         return 0
     db = _db()
-    fields = _concrete(model)
+    fields = _insert_fields(model)
     now = timezone.now()
     sql = _insert_sql(db.vendor, model, ignore_conflicts)
     if len(rows) == 1:
@@ -279,7 +301,7 @@ def _upsert_sql(vendor: str, model: type[models.Model], unique: tuple) -> str:
 def upsert(model: type[models.Model], row: dict, *, unique: tuple = ("id",)) -> None:
     """Insert ``row``, or update every other column of the row with the same ``unique`` fields."""
     db = _db()
-    execute(db, _upsert_sql(db.vendor, model, tuple(unique)), _insert_params(_concrete(model), row, timezone.now(), db))
+    execute(db, _upsert_sql(db.vendor, model, tuple(unique)), _insert_params(_insert_fields(model), row, timezone.now(), db))
 
 
 @lru_cache(maxsize=128)

@@ -195,3 +195,16 @@ def test_the_drivers_errors_are_djangos_and_a_read_holds_no_snapshot():
     writer.join(5)
     assert sql.select_one(Thread, {"key": "t"}).title == "renamed"
     assert sql.exists(Thread, {"key": "t", "title": "renamed"})
+
+
+@pytest.mark.parametrize("stamp", [timezone.now(), timezone.now().replace(microsecond=0)], ids=["micro", "whole"])
+def test_times_are_stored_as_the_orm_stores_them(stamp):
+    threads("t")
+    Message.objects.create(message_id="orm", thread_id="t", resource_id="r", role="user", content=[], created_at=stamp)
+    sql.insert(Message, [{"message_id": "mine", "thread_id": "t", "resource_id": "r", "role": "user", "content": [],
+                          "created_at": stamp}])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT message_id, created_at FROM agents_message ORDER BY message_id")
+        (mine, stored_mine), (orm, stored_orm) = cursor.fetchall()
+    assert (mine, orm) == ("mine", "orm") and stored_mine == stored_orm
+    assert sql.select_one(Message, {"message_id": "mine"}).created_at == stamp
