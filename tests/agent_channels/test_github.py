@@ -2,6 +2,8 @@
 ``githubkit`` against the fake REST API: one comment per run edited in place, 👀 on the trigger,
 trusted authors only, redeliveries once, approvals by /approve and /deny."""
 
+import asyncio
+
 import pytest
 
 from agent_channels.models import ChannelApproval, ChannelEvent, ChannelThread, OutboxMessage
@@ -31,6 +33,18 @@ async def test_a_mention_gets_eyes_and_one_comment(channel_site, github_fake, dr
     assert (thread.key, thread.resource_id, thread.thread_id) == ("octo/repo#7", "github:octo", "octo/repo#7")
 
 
+async def log_grown(*, since: int, timeout: float = 10.0) -> int:
+    """The number of chunks in the event log, once it holds more than ``since`` or its run ended."""
+    from agents.models import ThreadEvent
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        chunks = [e.chunk["type"] async for e in ThreadEvent.objects.all()]
+        if len(chunks) > since or "finish" in chunks or asyncio.get_running_loop().time() > deadline:
+            return len(chunks)
+        await asyncio.sleep(0.01)
+
+
 async def test_an_answer_is_one_comment_edited_in_place(make_site, transactional_db, github_fake, drive):
     make_site(models={"slow": {"id": "local/echo", "delay_ms": 30, "chunk_size": 4}})
     await github_post(issue_comment("@ops-bot summarise the incident please", comment_id=102), event="issue_comment",
@@ -41,7 +55,11 @@ async def test_an_answer_is_one_comment_edited_in_place(make_site, transactional
 
     await handoffs_wait()
     clock = Clock(step=1.0)
+    logged = 0
     for _ in range(6):  # passes while the answer streams, one a (test) second
+        # each pass after the event log grew (its writes are batched in time): the relay sees the text
+        # grow whatever the machine's speed, and a pass after the run's end sees the whole text
+        logged = await log_grown(since=logged)
         await channels_work(now=clock.tick())
     await drive()
     [comment] = github_fake.comments_on("octo/repo", 7)

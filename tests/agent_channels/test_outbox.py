@@ -37,7 +37,7 @@ class GatedModel:
 
 
 async def logged_deltas(count: int) -> None:
-    """Wait until the thread's log holds ``count`` text deltas (the run flushes within 20 ms)."""
+    """Wait until the thread's log holds ``count`` text deltas (a step's chunks are written within 100 ms)."""
     for _ in range(2000):
         if await ThreadEvent.objects.filter(chunk__type="text-delta").acount() >= count:
             return
