@@ -61,7 +61,13 @@ def thread_relay(*, channel_thread_id: int, now: datetime | None = None) -> int:
         key = thread_key(thread.resource_id, thread.thread_id)
         events = list(ThreadEvent.objects.filter(thread_id=key, seq__gt=thread.relay_seq).order_by("seq")[:BATCH])
         if not events:
-            runs_end(thread, now)
+            ended = runs_ended(thread)
+            # a run's end writes its last events and its record in one transaction, which may have
+            # committed between the read above and this one (PostgreSQL reads each statement's own
+            # snapshot): its events are there now, and the next pass relays them with its finish
+            if ended and ThreadEvent.objects.filter(thread_id=key, seq__gt=thread.relay_seq).exists():
+                return 0
+            runs_end(thread, ended, now)
             # a run suspended on an approval keeps the thread open: it may be decided anywhere
             # (a card, the chat page, the admin) and its continuation is relayed like the rest
             if not ChannelRun.objects.filter(channel_thread=thread, finished=False).exists():
@@ -86,12 +92,19 @@ def thread_relay(*, channel_thread_id: int, now: datetime | None = None) -> int:
         return len(events)
 
 
-def runs_end(thread: ChannelThread, now: datetime) -> None:
-    """Runs that ended without a ``finish`` in the log (their process died; recovery answers their
-    inputs in a new run): their answers are final as they stand, without a failure notice."""
+def runs_ended(thread: ChannelThread) -> set[str]:
+    """The thread's runs not finished in the relay whose record says they ended."""
     waiting = ChannelRun.objects.filter(channel_thread=thread, finished=False)
-    ended = set(Run.objects.filter(id__in=waiting.values("run_id"), status__in=ENDED).values_list("id", flat=True))
-    for run in waiting.filter(run_id__in=ended):
+    return set(Run.objects.filter(id__in=waiting.values("run_id"), status__in=ENDED).values_list("id", flat=True))
+
+
+def runs_end(thread: ChannelThread, ended: set[str], now: datetime) -> None:
+    """Runs that ended (``ended``, :func:`runs_ended`) without a ``finish`` in the log (their process
+    died; recovery answers their inputs in a new run): their answers are final as they stand,
+    without a failure notice."""
+    if not ended:
+        return
+    for run in ChannelRun.objects.filter(channel_thread=thread, finished=False, run_id__in=ended):
         run.finished, run.finish_reason = True, "ended"
         run.save()
         answer_put(thread, run, now)
