@@ -72,6 +72,15 @@ def token_cache_forget(sender, instance, **kwargs) -> None:
 class CachedTokenAuthentication(TokenAuthentication):
     """DRF's ``Authorization: Token <key>``, with :data:`token_cache` in front of its database read."""
 
+    def authenticate(self, request):
+        # the entry :meth:`cached_key` found, kept on the request: the checks it let run on the
+        # event loop must not read the database, even when the entry expires (or is forgotten)
+        # between that look and this one
+        pinned = getattr(request._request, "_mastra_cached_token", None)
+        if pinned is not None and pinned[0] == self.keyword.lower().encode():
+            return pinned[1], pinned[2]
+        return super().authenticate(request)
+
     def authenticate_credentials(self, key):
         cached = token_cache.get(key)
         if cached is not None:
@@ -82,14 +91,19 @@ class CachedTokenAuthentication(TokenAuthentication):
 
     @classmethod
     def cached_key(cls, request) -> bool:
-        """Whether the request carries a token (either keyword) that :data:`token_cache` holds."""
+        """Whether the request carries a token (either keyword) that :data:`token_cache` holds; the
+        entry found is kept on the request for its authentication."""
         parts = get_authorization_header(request).split()
         if len(parts) != 2 or parts[0].lower() not in (b"token", b"bearer"):
             return False
         try:
-            return token_cache.get(parts[1].decode()) is not None
+            cached = token_cache.get(parts[1].decode())
         except UnicodeError:
             return False
+        if cached is None:
+            return False
+        request._mastra_cached_token = (parts[0].lower(), *cached)
+        return True
 
 
 class BearerTokenAuthentication(CachedTokenAuthentication):

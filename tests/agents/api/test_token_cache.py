@@ -90,3 +90,23 @@ async def test_a_send_counted_in_memory_checks_its_caller_on_the_event_loop(alic
     assert (await alice.post("/api/agents/echo/send-message", send)).status_code == 200
     limited = await alice.post("/api/agents/echo/send-message", send)
     assert limited.status_code == 429 and body(limited)["code"] == "throttled"
+
+
+async def test_a_token_expiring_between_the_look_and_the_checks_is_still_served(alice, monkeypatch):
+    """The look that sends the checks to the event loop and the checks themselves use one cache
+    entry: one that expires (or is forgotten) in between does not make the checks read the database
+    on the event loop (a 500: ``SynchronousOnlyOperation``)."""
+    from agents.api.base import ApiView
+
+    assert (await alice.get("/api/agents")).status_code == 200  # the token is cached
+    looked = ApiView.checks_cached
+
+    def look_then_expire(view, request):
+        cached = looked(view, request)
+        auth.token_cache.clear()
+        return cached
+
+    monkeypatch.setattr(ApiView, "checks_cached", look_then_expire)
+    with statements() as seen:
+        response = await alice.get("/api/agents")
+    assert response.status_code == 200 and seen == []
