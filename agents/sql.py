@@ -174,7 +174,7 @@ def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: 
             for o in order_by)
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    if for_update and connections[DEFAULT_DB_ALIAS].features.has_select_for_update:
+    if for_update and _db().features.has_select_for_update:
         sql += " FOR UPDATE"
     return sql
 
