@@ -192,7 +192,7 @@ class AnthropicModel(SDKClientCache):
         self.api_key = api_key
         self._base_url = base_url
         self.headers = dict(headers or {})
-        self._client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+        self._client_state: tuple[Any, ...] | None = None  # (loop, key, url, clients): SDKClientCache
 
     def __repr__(self) -> str:
         return f"AnthropicModel(anthropic/{self.model_id})"
@@ -289,87 +289,93 @@ class AnthropicModel(SDKClientCache):
         """Stream one model step as model events (see the module docstring)."""
         import anthropic as anthropic_sdk
 
-        client, body, warnings = self.prepare_call(request)
-        yield {"type": "request", "body": body}
-        for message in warnings:
-            yield {"type": "warning", "message": message}
+        client, body, warnings, release = self.prepare_call(request)
+        try:  # the client's calls in flight count this one until it ends (SDKClientCache)
+            yield {"type": "request", "body": body}
+            for message in warnings:
+                yield {"type": "warning", "message": message}
 
-        settings = request.settings or {}
-        params = {k: v for k, v in body.items() if k not in ("model", "max_tokens", "messages", "stream")}
+            settings = request.settings or {}
+            params = {k: v for k, v in body.items() if k not in ("model", "max_tokens", "messages", "stream")}
 
-        watch = AbortWatch(request.abort_signal)
-        sdk_stream = None
-        try:
+            watch = AbortWatch(request.abort_signal)
+            sdk_stream = None
             try:
-                sdk_stream = await watch.run(client.messages.create(
-                    model=self.model_id, max_tokens=body["max_tokens"], messages=body["messages"], stream=True,
-                    extra_body=params, extra_headers=settings.get("headers") or None))
-                # AsyncStream keeps the httpx response: its headers are the HTTP response's.
-                headers = dict(sdk_stream.response.headers)
-                blocks: dict[int, dict] = {}  # content block index → tool_use being assembled
-                counts: dict[str, Any] = {}
-                stop_reason: str | None = None
-                while True:
-                    try:
-                        event = await watch.run(sdk_stream.__anext__())
-                    except StopAsyncIteration:
-                        break
-                    if request.include_raw:
-                        yield {"type": "raw", "raw_value": event.to_dict()}
-                    kind = getattr(event, "type", None)
-                    if kind == "message_start":
-                        message = event.message
-                        _merge_usage(counts, message.usage)
-                        yield {"type": "response-metadata", "id": message.id,
-                               "model_id": message.model or self.model_id, "timestamp": iso_timestamp(),
-                               "headers": headers}
-                    elif kind == "content_block_start":
-                        block = event.content_block
-                        if block.type == "tool_use":
-                            initial = getattr(block, "input", None)
-                            blocks[event.index] = {"id": block.id, "name": block.name,
-                                                   "json": json_text(initial) if initial else ""}
-                        elif block.type == "text" and getattr(block, "text", ""):
-                            yield {"type": "text-delta", "text": block.text}
-                        elif block.type == "thinking" and getattr(block, "thinking", ""):
-                            yield {"type": "reasoning-delta", "text": block.thinking}
-                    elif kind == "content_block_delta":
-                        delta = event.delta
-                        if delta.type == "text_delta":
-                            yield {"type": "text-delta", "text": delta.text}
-                        elif delta.type == "thinking_delta":
-                            yield {"type": "reasoning-delta", "text": delta.thinking}
-                        elif delta.type == "input_json_delta" and event.index in blocks:
-                            blocks[event.index]["json"] += delta.partial_json
-                    elif kind == "content_block_stop":
-                        call = blocks.pop(event.index, None)
-                        if call is not None:
-                            yield {"type": "tool-call", "tool_call_id": call["id"], "tool_name": call["name"],
-                                   "args_text": call["json"] or "{}"}
-                    elif kind == "message_delta":
-                        stop_reason = getattr(event.delta, "stop_reason", None) or stop_reason
-                        _merge_usage(counts, getattr(event, "usage", None))
-            except Aborted:
-                return
-            except (anthropic_sdk.APIError, ValueError) as exc:  # ValueError: undecodable event JSON
-                raise self._model_error(exc) from exc
-            except Exception as exc:
-                # This SDK lets transport errors raised while reading the body escape unwrapped.
-                if _is_transport_error(exc):
+                try:
+                    # the messages are wire JSON already: they travel as extra_body (whose keys replace
+                    # the typed ones in the body sent), past the SDK's typed walk over every message
+                    sdk_stream = await watch.run(client.messages.create(
+                        model=self.model_id, max_tokens=body["max_tokens"], messages=[], stream=True,
+                        extra_body={"messages": body["messages"], **params},
+                        extra_headers=settings.get("headers") or None))
+                    # AsyncStream keeps the httpx response: its headers are the HTTP response's.
+                    headers = dict(sdk_stream.response.headers)
+                    blocks: dict[int, dict] = {}  # content block index → tool_use being assembled
+                    counts: dict[str, Any] = {}
+                    stop_reason: str | None = None
+                    while True:
+                        try:
+                            event = await watch.run(sdk_stream.__anext__())
+                        except StopAsyncIteration:
+                            break
+                        if request.include_raw:
+                            yield {"type": "raw", "raw_value": event.to_dict()}
+                        kind = getattr(event, "type", None)
+                        if kind == "message_start":
+                            message = event.message
+                            _merge_usage(counts, message.usage)
+                            yield {"type": "response-metadata", "id": message.id,
+                                   "model_id": message.model or self.model_id, "timestamp": iso_timestamp(),
+                                   "headers": headers}
+                        elif kind == "content_block_start":
+                            block = event.content_block
+                            if block.type == "tool_use":
+                                initial = getattr(block, "input", None)
+                                blocks[event.index] = {"id": block.id, "name": block.name,
+                                                       "json": json_text(initial) if initial else ""}
+                            elif block.type == "text" and getattr(block, "text", ""):
+                                yield {"type": "text-delta", "text": block.text}
+                            elif block.type == "thinking" and getattr(block, "thinking", ""):
+                                yield {"type": "reasoning-delta", "text": block.thinking}
+                        elif kind == "content_block_delta":
+                            delta = event.delta
+                            if delta.type == "text_delta":
+                                yield {"type": "text-delta", "text": delta.text}
+                            elif delta.type == "thinking_delta":
+                                yield {"type": "reasoning-delta", "text": delta.thinking}
+                            elif delta.type == "input_json_delta" and event.index in blocks:
+                                blocks[event.index]["json"] += delta.partial_json
+                        elif kind == "content_block_stop":
+                            call = blocks.pop(event.index, None)
+                            if call is not None:
+                                yield {"type": "tool-call", "tool_call_id": call["id"], "tool_name": call["name"],
+                                       "args_text": call["json"] or "{}"}
+                        elif kind == "message_delta":
+                            stop_reason = getattr(event.delta, "stop_reason", None) or stop_reason
+                            _merge_usage(counts, getattr(event, "usage", None))
+                except Aborted:
+                    return
+                except (anthropic_sdk.APIError, ValueError) as exc:  # ValueError: undecodable event JSON
                     raise self._model_error(exc) from exc
-                raise
+                except Exception as exc:
+                    # This SDK lets transport errors raised while reading the body escape unwrapped.
+                    if _is_transport_error(exc):
+                        raise self._model_error(exc) from exc
+                    raise
 
-            yield {"type": "finish", "finish_reason": _FINISH_REASONS.get(stop_reason or "", "other"),
-                   "usage": usage(counts.get("input_tokens"), counts.get("output_tokens"),
-                                  reasoning_tokens=counts.get("thinking_tokens"),
-                                  cached_input_tokens=counts.get("cache_read_input_tokens"))
-                   if "input_tokens" in counts or "output_tokens" in counts else None,
-                   "provider_metadata": {"anthropic": {
-                       "cacheCreationInputTokens": counts.get("cache_creation_input_tokens")}}}
+                yield {"type": "finish", "finish_reason": _FINISH_REASONS.get(stop_reason or "", "other"),
+                       "usage": usage(counts.get("input_tokens"), counts.get("output_tokens"),
+                                      reasoning_tokens=counts.get("thinking_tokens"),
+                                      cached_input_tokens=counts.get("cache_read_input_tokens"))
+                       if "input_tokens" in counts or "output_tokens" in counts else None,
+                       "provider_metadata": {"anthropic": {
+                           "cacheCreationInputTokens": counts.get("cache_creation_input_tokens")}}}
+            finally:
+                watch.close()
+                if sdk_stream is not None:
+                    await sdk_stream.close()
         finally:
-            watch.close()
-            if sdk_stream is not None:
-                await sdk_stream.close()
+            release()
 
 
 def _merge_usage(counts: dict, raw: Any) -> None:

@@ -188,7 +188,7 @@ class OpenAIChatModel(SDKClientCache):
         self._base_url = base_url
         self.headers = dict(headers or {})
         self.env_keys = (env_key,) if isinstance(env_key, str) else tuple(env_key)
-        self._client_state: tuple[Any, ...] | None = None  # (loop, key, url, client)
+        self._client_state: tuple[Any, ...] | None = None  # (loop, key, url, clients): SDKClientCache
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider}/{self.model_id})"
@@ -295,81 +295,87 @@ class OpenAIChatModel(SDKClientCache):
         """Stream one model step as model events (see the module docstring)."""
         import openai as openai_sdk
 
-        client, body, warnings = self.prepare_call(request)
-        yield {"type": "request", "body": body}
-        for message in warnings:
-            yield {"type": "warning", "message": message}
+        client, body, warnings, release = self.prepare_call(request)
+        try:  # the client's calls in flight count this one until it ends (SDKClientCache)
+            yield {"type": "request", "body": body}
+            for message in warnings:
+                yield {"type": "warning", "message": message}
 
-        settings = request.settings or {}
-        params = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
-        extra_headers = settings.get("headers") or None
+            settings = request.settings or {}
+            params = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+            extra_headers = settings.get("headers") or None
 
-        watch = AbortWatch(request.abort_signal)
-        sdk_stream = None
-        try:
+            watch = AbortWatch(request.abort_signal)
+            sdk_stream = None
             try:
-                # Everything but the three typed essentials travels as extra_body so that any
-                # option a compatible server understands reaches it unchanged.
-                sdk_stream = await watch.run(client.chat.completions.create(
-                    model=self.model_id, messages=body["messages"], stream=True,
-                    extra_body=params, extra_headers=extra_headers))
-                # AsyncStream keeps the httpx response: its headers are the HTTP response's.
-                headers = dict(sdk_stream.response.headers)
-                metadata_sent = False
-                tool_calls = _ToolCallBuffer()
-                finish_reason: str | None = None
-                last_usage: Any = None
-                while True:
-                    try:
-                        chunk = await watch.run(sdk_stream.__anext__())
-                    except StopAsyncIteration:
-                        break
-                    if request.include_raw:
-                        yield {"type": "raw", "raw_value": chunk.to_dict()}
-                    if not metadata_sent:
-                        metadata_sent = True
-                        yield {"type": "response-metadata", "id": chunk.id or None,
-                               "model_id": chunk.model or self.model_id,
-                               "timestamp": iso_timestamp(chunk.created), "headers": headers}
-                    if getattr(chunk, "usage", None) is not None:
-                        last_usage = chunk.usage
-                    for choice in getattr(chunk, "choices", None) or []:
-                        if getattr(choice, "index", 0) not in (0, None):
-                            continue  # n > 1 is not part of the protocol: keep the first choice
-                        delta = getattr(choice, "delta", None)
-                        if delta is not None:
-                            # vLLM/DeepSeek send reasoning_content, OpenRouter/Ollama reasoning.
-                            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-                            if isinstance(reasoning, str) and reasoning:
-                                yield {"type": "reasoning-delta", "text": reasoning}
-                            if delta.content:
-                                yield {"type": "text-delta", "text": delta.content}
-                            for fragment in delta.tool_calls or []:
-                                tool_calls.add(fragment)
-                        if getattr(choice, "finish_reason", None):
-                            finish_reason = choice.finish_reason
-            except Aborted:
-                return
-            except (openai_sdk.APIError, ValueError) as exc:  # ValueError: undecodable chunk JSON
-                raise self._model_error(exc) from exc
+                try:
+                    # Everything but the typed essentials travels as extra_body so that any option a
+                    # compatible server understands reaches it unchanged. The messages too: they are
+                    # wire JSON already, and the SDK's typed walk over them (``async_maybe_transform``)
+                    # cost about 1 ms of event-loop time per call of a few messages; extra_body's keys
+                    # replace the typed ones in the body the SDK sends.
+                    sdk_stream = await watch.run(client.chat.completions.create(
+                        model=self.model_id, messages=[], stream=True,
+                        extra_body={"messages": body["messages"], **params}, extra_headers=extra_headers))
+                    # AsyncStream keeps the httpx response: its headers are the HTTP response's.
+                    headers = dict(sdk_stream.response.headers)
+                    metadata_sent = False
+                    tool_calls = _ToolCallBuffer()
+                    finish_reason: str | None = None
+                    last_usage: Any = None
+                    while True:
+                        try:
+                            chunk = await watch.run(sdk_stream.__anext__())
+                        except StopAsyncIteration:
+                            break
+                        if request.include_raw:
+                            yield {"type": "raw", "raw_value": chunk.to_dict()}
+                        if not metadata_sent:
+                            metadata_sent = True
+                            yield {"type": "response-metadata", "id": chunk.id or None,
+                                   "model_id": chunk.model or self.model_id,
+                                   "timestamp": iso_timestamp(chunk.created), "headers": headers}
+                        if getattr(chunk, "usage", None) is not None:
+                            last_usage = chunk.usage
+                        for choice in getattr(chunk, "choices", None) or []:
+                            if getattr(choice, "index", 0) not in (0, None):
+                                continue  # n > 1 is not part of the protocol: keep the first choice
+                            delta = getattr(choice, "delta", None)
+                            if delta is not None:
+                                # vLLM/DeepSeek send reasoning_content, OpenRouter/Ollama reasoning.
+                                reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                                if isinstance(reasoning, str) and reasoning:
+                                    yield {"type": "reasoning-delta", "text": reasoning}
+                                if delta.content:
+                                    yield {"type": "text-delta", "text": delta.content}
+                                for fragment in delta.tool_calls or []:
+                                    tool_calls.add(fragment)
+                            if getattr(choice, "finish_reason", None):
+                                finish_reason = choice.finish_reason
+                except Aborted:
+                    return
+                except (openai_sdk.APIError, ValueError) as exc:  # ValueError: undecodable chunk JSON
+                    raise self._model_error(exc) from exc
 
-            if not metadata_sent:
-                yield {"type": "response-metadata", "id": None, "model_id": self.model_id,
-                       "timestamp": iso_timestamp(), "headers": headers}
-            calls = tool_calls.events()
-            for event in calls:
-                yield event
-            reason = _FINISH_REASONS.get(finish_reason or "", "other")
-            if calls and reason == "stop":
-                # Gemini's and Ollama's compatibility layers end tool-calling turns with "stop";
-                # the runtime decides whether to continue on "tool-calls".
-                reason = "tool-calls"
-            yield {"type": "finish", "finish_reason": reason, "usage": _chat_usage(last_usage),
-                   "provider_metadata": {}}
+                if not metadata_sent:
+                    yield {"type": "response-metadata", "id": None, "model_id": self.model_id,
+                           "timestamp": iso_timestamp(), "headers": headers}
+                calls = tool_calls.events()
+                for event in calls:
+                    yield event
+                reason = _FINISH_REASONS.get(finish_reason or "", "other")
+                if calls and reason == "stop":
+                    # Gemini's and Ollama's compatibility layers end tool-calling turns with "stop";
+                    # the runtime decides whether to continue on "tool-calls".
+                    reason = "tool-calls"
+                yield {"type": "finish", "finish_reason": reason, "usage": _chat_usage(last_usage),
+                       "provider_metadata": {}}
+            finally:
+                watch.close()
+                if sdk_stream is not None:
+                    await sdk_stream.close()
         finally:
-            watch.close()
-            if sdk_stream is not None:
-                await sdk_stream.close()
+            release()
 
 
 def _chat_usage(raw: Any) -> dict | None:

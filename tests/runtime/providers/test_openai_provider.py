@@ -356,6 +356,63 @@ async def test_client_is_built_once_and_reused(server):
 
 
 @pytest.mark.asyncio
+async def test_calls_in_flight_spread_over_clients_only_when_every_client_is_busy(server):
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    model.pool_spread = 2
+    streams = [model.stream(hello()) for _ in range(5)]
+    for stream in streams:  # each has taken its client and sent nothing yet
+        assert (await stream.__anext__())["type"] == "request"
+    assert model.pool_load() == [2, 2, 1]
+    await streams[0].aclose()  # a call left before its end gives its client back too
+    assert model.pool_load() == [1, 2, 1]
+    for stream in streams[1:]:
+        events = [event async for event in stream]
+        assert events[-1]["type"] == "finish"
+    assert model.pool_load() == [0, 0, 0]
+    assert len(server.requests) == 4
+    # quiet again: every call takes the first client, whose connection is kept alive
+    first = model.client()
+    await collect(model, hello(), close=False)
+    assert model.client() is first and model.pool_load() == [0, 0, 0]
+    await model.aclose()
+    assert model.pool_load() == [0]  # built anew: one client
+
+
+@pytest.mark.asyncio
+async def test_calls_with_the_same_options_share_one_client_and_its_connections(server):
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    first, _, _, release = model.prepare_call(hello(sdk_retries=0))
+    release()
+    again, _, _, release = model.prepare_call(hello(sdk_retries=0))
+    release()
+    other, _, _, release = model.prepare_call(hello(sdk_retries=5))
+    release()
+    assert again is first and first.max_retries == 0 and other.max_retries == 5
+    assert first._client is other._client is model.client()._client  # one connection pool
+    assert model.pool_load() == [0]
+    await collect(model, hello(sdk_retries=0), close=False)
+    assert len(server.requests) == 1
+    await model.aclose()
+
+
+@pytest.mark.asyncio
+async def test_clients_stop_at_the_pool_limit(server):
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    model.pool_spread, model.pools = 1, 2
+    streams = [model.stream(hello()) for _ in range(5)]
+    for stream in streams:
+        await stream.__anext__()
+    assert model.pool_load() == [3, 2]
+    for stream in streams:
+        await stream.aclose()
+    assert model.pool_load() == [0, 0]
+    await model.aclose()
+
+
+@pytest.mark.asyncio
 async def test_already_aborted_signal_sends_nothing(server):
     controller = AbortController()
     controller.abort()
