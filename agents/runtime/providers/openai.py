@@ -134,9 +134,9 @@ class _ToolCallBuffer:
         self.calls: dict[int, dict] = {}
         self._last: int | None = None
 
-    def add(self, fragment: Any) -> None:
-        index = getattr(fragment, "index", None)
-        call_id = getattr(fragment, "id", None)
+    def add(self, fragment: dict) -> None:
+        index = fragment.get("index")
+        call_id = fragment.get("id")
         if index is None:
             # Some compatible servers omit the index: a new id starts a new call, otherwise
             # the fragment continues the previous one.
@@ -146,12 +146,12 @@ class _ToolCallBuffer:
         call = self.calls.setdefault(index, {"id": None, "name": "", "args": ""})
         if call_id:
             call["id"] = call_id
-        function = getattr(fragment, "function", None)
-        if function is not None:
-            if getattr(function, "name", None):
-                call["name"] = function.name
-            if getattr(function, "arguments", None):
-                call["args"] += function.arguments
+        function = fragment.get("function")
+        if isinstance(function, dict):
+            if function.get("name"):
+                call["name"] = function["name"]
+            if isinstance(function.get("arguments"), str):
+                call["args"] += function["arguments"]
 
     def events(self) -> list[dict]:
         return [{"type": "tool-call", "tool_call_id": call["id"] or f"call_{uuid.uuid4().hex[:24]}",
@@ -302,21 +302,21 @@ class OpenAIChatModel(SDKClientCache):
                 yield {"type": "warning", "message": message}
 
             settings = request.settings or {}
-            params = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
             extra_headers = settings.get("headers") or None
 
             watch = AbortWatch(request.abort_signal)
             sdk_stream = None
             try:
                 try:
-                    # Everything but the typed essentials travels as extra_body so that any option a
-                    # compatible server understands reaches it unchanged. The messages too: they are
-                    # wire JSON already, and the SDK's typed walk over them (``async_maybe_transform``)
-                    # cost about 1 ms of event-loop time per call of a few messages; extra_body's keys
-                    # replace the typed ones in the body the SDK sends.
-                    sdk_stream = await watch.run(client.chat.completions.create(
-                        model=self.model_id, messages=[], stream=True,
-                        extra_body={"messages": body["messages"], **params}, extra_headers=extra_headers))
+                    # The body goes as built (wire JSON: any option a compatible server understands
+                    # reaches it unchanged) and the chunks come back as parsed JSON: the SDK's typed
+                    # walk over the messages and its model built for every chunk cost 1 to 2 ms of
+                    # event-loop time per call. The SDK still sends, retries, authenticates and
+                    # raises the errors the server reports, in the stream too.
+                    options = {"headers": extra_headers} if extra_headers else {}
+                    sdk_stream = await watch.run(client.post(
+                        "/chat/completions", body=body, options=options, cast_to=object, stream=True,
+                        stream_cls=openai_sdk.AsyncStream[object]))
                     # AsyncStream keeps the httpx response: its headers are the HTTP response's.
                     headers = dict(sdk_stream.response.headers)
                     metadata_sent = False
@@ -328,30 +328,34 @@ class OpenAIChatModel(SDKClientCache):
                             chunk = await watch.run(sdk_stream.__anext__())
                         except StopAsyncIteration:
                             break
+                        if not isinstance(chunk, dict):
+                            raise ValueError(f"a chunk is not a JSON object: {str(chunk)[:200]}")
                         if request.include_raw:
-                            yield {"type": "raw", "raw_value": chunk.to_dict()}
+                            yield {"type": "raw", "raw_value": chunk}
                         if not metadata_sent:
                             metadata_sent = True
-                            yield {"type": "response-metadata", "id": chunk.id or None,
-                                   "model_id": chunk.model or self.model_id,
-                                   "timestamp": iso_timestamp(chunk.created), "headers": headers}
-                        if getattr(chunk, "usage", None) is not None:
-                            last_usage = chunk.usage
-                        for choice in getattr(chunk, "choices", None) or []:
-                            if getattr(choice, "index", 0) not in (0, None):
+                            yield {"type": "response-metadata", "id": chunk.get("id") or None,
+                                   "model_id": chunk.get("model") or self.model_id,
+                                   "timestamp": iso_timestamp(chunk.get("created")), "headers": headers}
+                        if chunk.get("usage") is not None:
+                            last_usage = chunk["usage"]
+                        for choice in chunk.get("choices") or ():
+                            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
                                 continue  # n > 1 is not part of the protocol: keep the first choice
-                            delta = getattr(choice, "delta", None)
-                            if delta is not None:
+                            delta = choice.get("delta")
+                            if isinstance(delta, dict):
                                 # vLLM/DeepSeek send reasoning_content, OpenRouter/Ollama reasoning.
-                                reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
                                 if isinstance(reasoning, str) and reasoning:
                                     yield {"type": "reasoning-delta", "text": reasoning}
-                                if delta.content:
-                                    yield {"type": "text-delta", "text": delta.content}
-                                for fragment in delta.tool_calls or []:
-                                    tool_calls.add(fragment)
-                            if getattr(choice, "finish_reason", None):
-                                finish_reason = choice.finish_reason
+                                content = delta.get("content")
+                                if isinstance(content, str) and content:
+                                    yield {"type": "text-delta", "text": content}
+                                for fragment in delta.get("tool_calls") or ():
+                                    if isinstance(fragment, dict):
+                                        tool_calls.add(fragment)
+                            if choice.get("finish_reason"):
+                                finish_reason = choice["finish_reason"]
                 except Aborted:
                     return
                 except (openai_sdk.APIError, ValueError) as exc:  # ValueError: undecodable chunk JSON
@@ -379,10 +383,11 @@ class OpenAIChatModel(SDKClientCache):
 
 
 def _chat_usage(raw: Any) -> dict | None:
-    if raw is None:
+    if not isinstance(raw, dict):
         return None  # the server sent no usage: unknown (the step reads zeros, the ledger records unknown)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    return usage(getattr(raw, "prompt_tokens", None), getattr(raw, "completion_tokens", None),
-                 reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
-                 cached_input_tokens=getattr(prompt_details, "cached_tokens", None))
+    completion_details = raw.get("completion_tokens_details") or {}
+    prompt_details = raw.get("prompt_tokens_details") or {}
+    return usage(raw.get("prompt_tokens"), raw.get("completion_tokens"),
+                 reasoning_tokens=completion_details.get("reasoning_tokens") if isinstance(completion_details, dict)
+                 else None,
+                 cached_input_tokens=prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None)

@@ -7,6 +7,7 @@ exact body the SDK sent and the model events that came back.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -296,6 +297,30 @@ async def test_malformed_chunk_is_a_stream_error(server):
     with pytest.raises(ModelError) as info:
         await collect(model_for(server), hello())
     assert info.value.code == "provider_stream_error"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("data", [b"[1, 2]", b'"text"', b"42"])
+async def test_a_chunk_that_is_not_an_object_is_a_stream_error(server, data):
+    server.reply(Reply(events=[b"data: " + json.dumps(openai_chunk({"content": "par"})).encode() + b"\n\n",
+                               b"data: " + data + b"\n\n"]))
+    with pytest.raises(ModelError) as info:
+        await collect(model_for(server), hello())
+    assert info.value.code == "provider_stream_error"
+    assert "not a JSON object" in info.value.message
+
+
+@pytest.mark.asyncio
+async def test_odd_fields_of_a_compatible_server_are_passed_over(server):
+    # choices, deltas and tool-call fragments of the wrong shape, a null usage: nothing to read
+    server.reply(openai_sse([
+        {"id": "c", "model": "m", "created": 1700000000, "choices": ["odd", {"index": 0, "delta": "odd"}]},
+        openai_chunk({"content": "ok", "tool_calls": ["odd", {"index": 0, "function": "odd"}]}),
+        openai_chunk(finish_reason="stop", usage=None),
+    ]))
+    events = await collect(model_for(server), hello())
+    assert [e["type"] for e in events] == ["request", "response-metadata", "text-delta", "tool-call", "finish"]
+    assert events[-1]["usage"] is None
 
 
 @pytest.mark.asyncio
