@@ -296,18 +296,19 @@ class AnthropicModel(SDKClientCache):
                 yield {"type": "warning", "message": message}
 
             settings = request.settings or {}
-            params = {k: v for k, v in body.items() if k not in ("model", "max_tokens", "messages", "stream")}
 
             watch = AbortWatch(request.abort_signal)
             sdk_stream = None
             try:
                 try:
-                    # the messages are wire JSON already: they travel as extra_body (whose keys replace
-                    # the typed ones in the body sent), past the SDK's typed walk over every message
-                    sdk_stream = await watch.run(client.messages.create(
-                        model=self.model_id, max_tokens=body["max_tokens"], messages=[], stream=True,
-                        extra_body={"messages": body["messages"], **params},
-                        extra_headers=settings.get("headers") or None))
+                    # the body goes as built (wire JSON) and the events come back as parsed JSON: the
+                    # SDK's typed walk over the messages and its model built for every event cost
+                    # event-loop time on every call; the SDK still sends, retries, authenticates and
+                    # raises the errors the server reports, in the stream too
+                    extra_headers = settings.get("headers") or None
+                    sdk_stream = await watch.run(client.post(
+                        "/v1/messages", body=body, options={"headers": extra_headers} if extra_headers else {},
+                        cast_to=object, stream=True, stream_cls=anthropic_sdk.AsyncStream[object]))
                     # AsyncStream keeps the httpx response: its headers are the HTTP response's.
                     headers = dict(sdk_stream.response.headers)
                     blocks: dict[int, dict] = {}  # content block index → tool_use being assembled
@@ -318,41 +319,46 @@ class AnthropicModel(SDKClientCache):
                             event = await watch.run(sdk_stream.__anext__())
                         except StopAsyncIteration:
                             break
+                        if not isinstance(event, dict):
+                            raise ValueError(f"an event is not a JSON object: {str(event)[:200]}")
                         if request.include_raw:
-                            yield {"type": "raw", "raw_value": event.to_dict()}
-                        kind = getattr(event, "type", None)
+                            yield {"type": "raw", "raw_value": event}
+                        kind = event.get("type")
                         if kind == "message_start":
-                            message = event.message
-                            _merge_usage(counts, message.usage)
-                            yield {"type": "response-metadata", "id": message.id,
-                                   "model_id": message.model or self.model_id, "timestamp": iso_timestamp(),
+                            message = _object(event.get("message"))
+                            _merge_usage(counts, message.get("usage"))
+                            yield {"type": "response-metadata", "id": message.get("id"),
+                                   "model_id": message.get("model") or self.model_id, "timestamp": iso_timestamp(),
                                    "headers": headers}
                         elif kind == "content_block_start":
-                            block = event.content_block
-                            if block.type == "tool_use":
-                                initial = getattr(block, "input", None)
-                                blocks[event.index] = {"id": block.id, "name": block.name,
-                                                       "json": json_text(initial) if initial else ""}
-                            elif block.type == "text" and getattr(block, "text", ""):
-                                yield {"type": "text-delta", "text": block.text}
-                            elif block.type == "thinking" and getattr(block, "thinking", ""):
-                                yield {"type": "reasoning-delta", "text": block.thinking}
+                            block = _object(event.get("content_block"))
+                            block_kind = block.get("type")
+                            if block_kind == "tool_use":
+                                initial = block.get("input")
+                                blocks[event.get("index")] = {"id": block.get("id"), "name": block.get("name") or "",
+                                                              "json": json_text(initial) if initial else ""}
+                            elif block_kind == "text" and block.get("text"):
+                                yield {"type": "text-delta", "text": block["text"]}
+                            elif block_kind == "thinking" and block.get("thinking"):
+                                yield {"type": "reasoning-delta", "text": block["thinking"]}
                         elif kind == "content_block_delta":
-                            delta = event.delta
-                            if delta.type == "text_delta":
-                                yield {"type": "text-delta", "text": delta.text}
-                            elif delta.type == "thinking_delta":
-                                yield {"type": "reasoning-delta", "text": delta.thinking}
-                            elif delta.type == "input_json_delta" and event.index in blocks:
-                                blocks[event.index]["json"] += delta.partial_json
+                            delta = _object(event.get("delta"))
+                            delta_kind = delta.get("type")
+                            if delta_kind == "text_delta" and isinstance(delta.get("text"), str):
+                                yield {"type": "text-delta", "text": delta["text"]}
+                            elif delta_kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+                                yield {"type": "reasoning-delta", "text": delta["thinking"]}
+                            elif (delta_kind == "input_json_delta" and event.get("index") in blocks
+                                  and isinstance(delta.get("partial_json"), str)):
+                                blocks[event["index"]]["json"] += delta["partial_json"]
                         elif kind == "content_block_stop":
-                            call = blocks.pop(event.index, None)
+                            call = blocks.pop(event.get("index"), None)
                             if call is not None:
                                 yield {"type": "tool-call", "tool_call_id": call["id"], "tool_name": call["name"],
                                        "args_text": call["json"] or "{}"}
                         elif kind == "message_delta":
-                            stop_reason = getattr(event.delta, "stop_reason", None) or stop_reason
-                            _merge_usage(counts, getattr(event, "usage", None))
+                            stop_reason = _object(event.get("delta")).get("stop_reason") or stop_reason
+                            _merge_usage(counts, event.get("usage"))
                 except Aborted:
                     return
                 except (anthropic_sdk.APIError, ValueError) as exc:  # ValueError: undecodable event JSON
@@ -378,17 +384,21 @@ class AnthropicModel(SDKClientCache):
             release()
 
 
+def _object(value: Any) -> dict:
+    """``value`` when it is a JSON object, else an empty one (a field of an unexpected shape)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _merge_usage(counts: dict, raw: Any) -> None:
     """Fold a usage object into ``counts``: later (cumulative) values replace earlier ones."""
-    if raw is None:
-        return
+    raw = _object(raw)
     for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = getattr(raw, name, None)
+        value = raw.get(name)
         if value is not None:
             counts[name] = value
-    details = getattr(raw, "output_tokens_details", None)
-    if getattr(details, "thinking_tokens", None) is not None:
-        counts["thinking_tokens"] = details.thinking_tokens
+    details = _object(raw.get("output_tokens_details"))
+    if details.get("thinking_tokens") is not None:
+        counts["thinking_tokens"] = details["thinking_tokens"]
 
 
 def _is_transport_error(exc: BaseException) -> bool:

@@ -263,6 +263,32 @@ async def test_unauthorized_is_not_retried(server):
 
 
 @pytest.mark.asyncio
+async def test_an_event_that_is_not_an_object_is_a_stream_error(server):
+    server.reply(Reply(events=[anthropic_event(anthropic_message_start()),
+                               b"event: content_block_delta\ndata: [1, 2]\n\n"]))
+    with pytest.raises(ModelError) as info:
+        await collect(model_for(server), hello())
+    assert info.value.code == "provider_stream_error"
+    assert "not a JSON object" in info.value.message
+
+
+@pytest.mark.asyncio
+async def test_odd_fields_of_an_event_are_passed_over(server):
+    server.reply(anthropic_sse([
+        {**anthropic_message_start(), "message": "odd"},
+        {"type": "content_block_start", "index": 0, "content_block": "odd"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 7}},
+        *anthropic_text_block(1, ["ok"]),
+        {"type": "message_delta", "delta": "odd", "usage": "odd"},
+        *anthropic_message_end("end_turn"),
+    ]))
+    events = await collect(model_for(server), hello())
+    assert [e["type"] for e in events] == ["request", "response-metadata", "text-delta", "finish"]
+    assert events[1]["model_id"] == "claude-test"  # the model's own id: the message had none
+    assert events[-1]["finish_reason"] == "stop"
+
+
+@pytest.mark.asyncio
 async def test_error_event_inside_the_stream_is_a_stream_error(server):
     server.reply(Reply(events=[anthropic_event(anthropic_message_start()),
                                anthropic_event(error_body("overloaded_error", "Overloaded"))]))
