@@ -30,6 +30,11 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
+def _json_text(value: Any) -> sql.JsonText | None:
+    """``value`` encoded once for :func:`agents.sql.insert` (anything not JSON becomes its string form)."""
+    return sql.JsonText(json.dumps(value, default=str)) if value is not None else None
+
+
 def _time(value: str | None):
     return parse_datetime(value) if value else None
 
@@ -47,8 +52,9 @@ def score_save(*, score: dict) -> Score:
 
 
 def span_rows(spans: list[dict]) -> list[dict]:
-    """The rows (``{field: value}``) of one trace's finished spans; each span gets the run id of its
-    nearest ``agent_run`` span."""
+    """The rows (``{field: value}``, JSON fields encoded once: :class:`agents.sql.JsonText`) of one
+    trace's finished spans, for :func:`agents.sql.insert`; each span gets the run id of its nearest
+    ``agent_run`` span."""
     by_id = {s["span_id"]: s for s in spans}
 
     def run_of(span: dict) -> str:
@@ -61,9 +67,9 @@ def span_rows(spans: list[dict]) -> list[dict]:
         return ""
 
     return [dict(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
-                 run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json(s["attributes"]),
-                 metadata=_json(s["metadata"]), input=_json(s.get("input")), output=_json(s.get("output")),
-                 error=_json(s.get("error")), started_at=_time(s["started_at"]),
+                 run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json_text(s["attributes"]),
+                 metadata=_json_text(s["metadata"]), input=_json_text(s.get("input")),
+                 output=_json_text(s.get("output")), error=_json_text(s.get("error")), started_at=_time(s["started_at"]),
                  ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
             for s in spans]
 

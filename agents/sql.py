@@ -129,6 +129,22 @@ _PLAIN_FIELDS = {models.CharField: str, models.TextField: str, models.BooleanFie
                  models.PositiveBigIntegerField: int}
 
 
+class JsonText(str):
+    """JSON already encoded, for a ``JSONField`` of :func:`insert`: stored as it is (the field would
+    encode a value it is given, and a caller holding the text would otherwise decode it to have it
+    encoded again). The text must be valid JSON."""
+
+    __slots__ = ()
+
+
+def _json_param(value: JsonText, db):
+    if db.vendor == "postgresql":  # the driver's jsonb parameter, written as the text it is given
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value, dumps=str)
+    return str(value)
+
+
 def _plain(field, value) -> bool:
     kind = _PLAIN_FIELDS.get(type(field))
     return kind is not None and (value is None or type(value) is kind)
@@ -137,6 +153,8 @@ def _plain(field, value) -> bool:
 def _prep_save(field, value, db):
     if _plain(field, value):
         return value
+    if type(value) is JsonText and isinstance(field, models.JSONField):
+        return _json_param(value, db)
     if type(field) is models.DateTimeField and type(value) is datetime and value.tzinfo is UTC:
         # what the backends make of an aware UTC time (the stamps the hot path writes): PostgreSQL's
         # driver takes it as it is; SQLite stores the text of its naive form in the connection's zone

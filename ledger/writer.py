@@ -25,6 +25,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import connection, connections, transaction
 
+from agents import sql
 from agents.batch_writer import BatchWriter, ProcessWriter
 
 from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
@@ -69,8 +70,8 @@ def _tokens(usage: dict | None, key: str) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def entry_from(record: dict) -> LedgerEntry:
-    """The ledger row of one step record (``agents.runtime.tracing.steps``), costed."""
+def entry_from(record: dict) -> dict:
+    """The ledger row (``{field: value}``) of one step record (``agents.runtime.tracing.steps``), costed."""
     at: datetime = record["at"]
     usage = record.get("usage")
     tokens = {column: _tokens(usage, key) for column, key in TOKENS}
@@ -80,7 +81,7 @@ def entry_from(record: dict) -> LedgerEntry:
     else:  # counts the provider does not report separately are none of them
         tokens = {k: (v if v is not None else 0) for k, v in tokens.items()}
     cost = step_cost(record.get("provider") or "", record.get("model") or "", usage, at) if usage else None
-    return LedgerEntry(
+    return dict(
         created_at=at, day=at.astimezone(timezone.utc).date(), agent_id=(record.get("agent_id") or "")[:255],
         editor_version=str(record.get("editor_version") or "")[:64],
         resource_id=(record.get("resource_id") or "")[:255], thread_id=(record.get("thread_id") or "")[:255],
@@ -90,22 +91,22 @@ def entry_from(record: dict) -> LedgerEntry:
         cost=cost, **tokens)
 
 
-def daily_sums(entries: list[LedgerEntry], key: tuple[str, ...]) -> dict[tuple, list]:
-    """What ``entries`` add to the daily sums keyed by the columns ``key``: ``{key: [sums in
-    DAILY_SUMS order]}``."""
+def daily_sums(entries: list[dict], key: tuple[str, ...]) -> dict[tuple, list]:
+    """What ``entries`` (ledger rows, as :func:`entry_from` makes them) add to the daily sums keyed
+    by the columns ``key``: ``{key: [sums in DAILY_SUMS order]}``."""
     sums: dict[tuple, list] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0, Decimal(0)])
     for e in entries:
-        row = sums[tuple(getattr(e, k) for k in key)]
+        row = sums[tuple(e[k] for k in key)]
         row[0] += 1
-        if e.cost is not None:
+        if e["cost"] is not None:
             row[1] += 1
-            row[7] += e.cost
-        if e.input_tokens is None and e.output_tokens is None:
+            row[7] += e["cost"]
+        if e["input_tokens"] is None and e["output_tokens"] is None:
             row[2] += 1
-        row[3] += e.input_tokens or 0
-        row[4] += e.output_tokens or 0
-        row[5] += e.cached_input_tokens or 0
-        row[6] += e.reasoning_tokens or 0
+        row[3] += e["input_tokens"] or 0
+        row[4] += e["output_tokens"] or 0
+        row[5] += e["cached_input_tokens"] or 0
+        row[6] += e["reasoning_tokens"] or 0
     return sums
 
 
@@ -137,7 +138,7 @@ def entries_write(records: list[dict]) -> int:
     """Write the ledger rows of ``records`` and their rollup sums, in one transaction."""
     entries = [entry_from(record) for record in records]
     with transaction.atomic():
-        LedgerEntry.objects.bulk_create(entries)
+        sql.insert(LedgerEntry, entries)
         for model, key in ROLLUPS:
             daily_add(model, key, daily_sums(entries, key))
     return len(entries)

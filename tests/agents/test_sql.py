@@ -1,6 +1,7 @@
 """``agents.sql``: the hot path's statements give the same rows and writes as the ORM, on the
 database of the run (SQLite, or PostgreSQL in the PostgreSQL pass)."""
 
+import json
 import threading
 from datetime import timedelta
 
@@ -50,6 +51,21 @@ def test_json_values_and_foreign_keys_round_trip():
     mine = sql.select_one(Message, {"message_id": "m1"})
     assert fields_of(mine) == fields_of(stored)
     assert sql.select_one(Thread, {"key": "t"}).metadata == {"a": [1, {"b": None}], "é": "ü"}
+
+
+def test_json_given_as_text_is_stored_as_the_same_value():
+    Thread.objects.create(key="t", thread_id="t", resource_id="r")
+    content = [{"type": "text", "text": "<x> & \"y\" é", "n": 1.5, "none": None}]
+    for message_id, value in (("as-data", content), ("as-text", sql.JsonText(json.dumps(content))),
+                              ("ascii-escaped", sql.JsonText(json.dumps(content, ensure_ascii=True)))):
+        sql.insert(Message, [{"message_id": message_id, "thread_id": "t", "resource_id": "r", "role": "user",
+                              "content": value, "created_at": timezone.now()}])
+    stored = {m.message_id: m.content for m in Message.objects.all()}
+    assert stored == {"as-data": content, "as-text": content, "ascii-escaped": content}  # not a string of JSON
+    # a JSON text in a text field is only text
+    sql.insert(Message, [{"message_id": "m", "thread_id": "t", "resource_id": "r", "role": "user",
+                          "content": [], "type": sql.JsonText('"x"'), "created_at": timezone.now()}])
+    assert Message.objects.get(message_id="m").type == '"x"'
 
 
 def test_in_filters_order_and_limit():

@@ -16,6 +16,7 @@ from agents.runtime.errors import ModelError
 from agents.runtime.testing import ScriptedModel, ScriptedStep, text_step, tool_step
 from agents.runtime.tracing import CHANNEL_KEY
 from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
+from agents import sql
 from ledger.writer import entries_write, step_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,11 +107,15 @@ def test_the_step_observer_queues_and_does_no_database_work(ledger_on):
 
 @pytest.mark.asyncio
 async def test_a_failing_write_is_logged_counted_and_recorded(ledger_on, monkeypatch, caplog):
-    def broken(*args, **kwargs):
-        raise DatabaseError("disk full")
+    insert = sql.insert
+
+    def broken(model, rows, **kwargs):
+        if model is LedgerEntry:
+            raise DatabaseError("disk full")
+        return insert(model, rows, **kwargs)
 
     failed_before = ledger_on.stats()["failed"]
-    monkeypatch.setattr(LedgerEntry.objects, "bulk_create", broken)
+    monkeypatch.setattr(sql, "insert", broken)
     agent = Agent(id="calc", instructions="Hi.",
                   model=ScriptedModel([text_step("hi", usage=(7, 3))], provider="openai", model_id="gpt-4o"))
     with caplog.at_level(logging.ERROR, logger="agents.batch_writer"):
