@@ -42,7 +42,7 @@ class AgentsConfig(AppConfig):
                     signal.connect(token_cache_forget, sender=model,
                                    dispatch_uid=f"agents.token_cache.{model._meta.label}")
         # what the process loaded to get here lives as long as it: out of the collector's walks
-        from mastra_site.heap import heap_freeze
+        from agents.heap import heap_freeze
 
         heap_freeze()
 

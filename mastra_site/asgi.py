@@ -17,7 +17,7 @@ import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
-from mastra_site.heap import heap_freeze  # noqa: E402
+from agents.heap import heap_freeze  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
@@ -38,5 +38,5 @@ application = start_with_server(ProtocolTypeRouter({
     # browser chat UI: session auth, same-origin (or CSRF_TRUSTED_ORIGINS) browsers only (mastra_site.origins)
     "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))
-# the application is loaded: its long-lived objects leave the collector's full walks (mastra_site.heap)
+# the application is loaded: its long-lived objects leave the collector's full walks (agents.heap)
 heap_freeze(collect=True)

@@ -344,7 +344,7 @@ MASTRA_LEDGER_INTERVAL_MS = env_int("MASTRA_LEDGER_INTERVAL_MS", 1000, minimum=1
 # MASTRA_TRACE_BATCH=false stores each run's spans on its own end, before the run returns.
 MASTRA_TRACE_BATCH = env_bool("MASTRA_TRACE_BATCH", True)
 # the objects a process builds while it starts are frozen out of the garbage collector's full
-# collections (mastra_site.heap): no 100-200 ms stop of the event loop to walk them under load
+# collections (agents.heap): no 100-200 ms stop of the event loop to walk them under load
 MASTRA_GC_FREEZE = env_bool("MASTRA_GC_FREEZE", True)
 MASTRA_TRACE_QUEUE = env_int("MASTRA_TRACE_QUEUE", 8192, minimum=1, maximum=1_000_000)
 MASTRA_TRACE_BATCH_SIZE = env_int("MASTRA_TRACE_BATCH_SIZE", 256, minimum=1, maximum=10_000)

@@ -1,5 +1,5 @@
 """The objects a process loads to start are frozen out of the garbage collector's full collections
-(``mastra_site.heap``): a serving process's event loop no longer stops to walk them."""
+(``agents.heap``): a serving process's event loop no longer stops to walk them."""
 
 from __future__ import annotations
 
