@@ -67,9 +67,10 @@ def span_rows(spans: list[dict]) -> list[dict]:
         return ""
 
     return [dict(trace_id=s["trace_id"], span_id=s["span_id"], parent_span_id=s.get("parent_span_id") or "",
-                 run_id=run_of(s), name=s["name"][:255], type=s["type"][:32], attributes=_json_text(s["attributes"]),
-                 metadata=_json_text(s["metadata"]), input=_json_text(s.get("input")),
-                 output=_json_text(s.get("output")), error=_json_text(s.get("error")), started_at=_time(s["started_at"]),
+                 run_id=run_of(s), name=s["name"][:255], type=s["type"][:32],
+                 attributes=_json_text(s["attributes"]), metadata=_json_text(s["metadata"]),
+                 input=_json_text(s.get("input")), output=_json_text(s.get("output")),
+                 error=_json_text(s.get("error")), started_at=_time(s["started_at"]),
                  ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
             for s in spans]
 

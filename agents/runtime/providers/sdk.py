@@ -1,8 +1,9 @@
 """What the adapters over the official OpenAI and Anthropic SDKs share.
 
-The SDK client cache (a few clients per event loop, key and base URL, taken by the least busy) and its retry setting, the
-race of a model call's awaits against the run's abort signal, the text of a provider's error
-body, and the translation of runtime message parts (JSON text, tool arguments, media sources).
+The SDK client cache (a few clients per event loop, key and base URL, each call taking the least
+busy) and its retry setting, the race of a model call's awaits against the run's abort signal, the
+text of a provider's error body, and the translation of runtime message parts (JSON text, tool
+arguments, media sources).
 Nothing here imports an SDK.
 """
 
@@ -227,8 +228,8 @@ class SDKClientCache:
         self.resolve_api_key()
 
     def _pools(self) -> list[list]:
-        """The ``[client, calls in flight]`` of this event loop, key and base URL (the list is
-        built anew, with one client, when any of them changed)."""
+        """The ``[client, calls in flight, option copies]`` of this event loop, key and base URL
+        (the list is built anew, with one client, when any of them changed)."""
         key, url = self.resolve_api_key(), self.base_url
         loop = asyncio.get_running_loop()
         state = self._client_state
