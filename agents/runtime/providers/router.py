@@ -14,13 +14,16 @@
 
 Anything else raises :class:`~agents.runtime.errors.AgentConfigError` naming the field, the bad
 value and the known providers. Provider modules (and so the SDKs) are imported on first use.
-Models resolved from strings are cached per string; credentials are read when a model first
-calls its provider, so resolving never fails for a missing key.
+Models resolved from strings are cached per string, and from config dicts per settings (the most
+recent 256), so that a model keeps its SDK clients and their connections from run to run;
+credentials are read when a model first calls its provider, so resolving never fails for a
+missing key.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections import OrderedDict
 from typing import Any, Callable
 
 from ..errors import AgentConfigError
@@ -42,6 +45,9 @@ _LOCAL_KEYS = {"delay_ms": "delay_ms", "chunk_size": "chunk_size"}
 _ID_KEYS = ("id", "provider_id", "model_id")
 
 _cache: dict[str, Any] = {}
+#: models built from config dicts, by their settings (the most recent :data:`CONFIG_CACHE_SIZE`)
+_config_cache: "OrderedDict[tuple, Any]" = OrderedDict()
+CONFIG_CACHE_SIZE = 256
 
 
 def _known() -> str:
@@ -101,7 +107,28 @@ def _from_dict(spec: dict, field: str) -> Any:
     timeout = options.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise AgentConfigError(f"{field}.timeout", "must be a positive number of seconds")
-    return _build(provider, model, options)
+    return _built_once(provider, model, options)
+
+
+def _built_once(provider: str, model: str, options: dict) -> Any:
+    """The model of a config dict, the same object for the same settings (an agent whose model is
+    a dict resolves it on every run): it keeps its SDK clients, so a run reuses the connections of
+    the runs before it instead of opening (and handshaking) one of its own."""
+    try:
+        key = (provider, model, tuple(sorted(
+            (name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+            for name, value in options.items())))
+        hash(key)
+    except TypeError:  # a value that cannot be a key (headers of lists, say): built each time
+        return _build(provider, model, options)
+    cached = _config_cache.get(key)
+    if cached is not None:
+        _config_cache.move_to_end(key)
+        return cached
+    built = _config_cache[key] = _build(provider, model, options)
+    while len(_config_cache) > CONFIG_CACHE_SIZE:
+        _config_cache.popitem(last=False)
+    return built
 
 
 def resolve_model(spec: Any, *, field: str = "model") -> Any:
@@ -124,5 +151,6 @@ def resolve_model(spec: Any, *, field: str = "model") -> Any:
 
 
 def clear_model_cache() -> None:
-    """Forget the models resolved from strings (for tests and credential rotation)."""
+    """Forget the models resolved from strings and config dicts (for tests and credential rotation)."""
     _cache.clear()
+    _config_cache.clear()

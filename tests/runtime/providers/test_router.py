@@ -48,6 +48,31 @@ def test_strings_are_cached():
     assert resolve_model("openai/gpt-4o") is not resolve_model("openai/gpt-4o-mini")
 
 
+def test_config_dicts_with_the_same_settings_give_one_model():
+    spec = {"id": "openai/llama3", "url": "http://127.0.0.1:11434/v1", "api_key": "k", "headers": {"x-a": "1"}}
+    model = resolve_model(spec)
+    assert resolve_model(dict(spec)) is model  # its SDK clients and connections serve every run
+    assert resolve_model({"id": "openai/llama3", "baseURL": "http://127.0.0.1:11434/v1", "apiKey": "k",
+                          "headers": {"x-a": "1"}}) is model  # the same settings, spelled as Mastra does
+    assert resolve_model({**spec, "api_key": "other"}) is not model
+    assert resolve_model({**spec, "headers": {"x-a": "2"}}) is not model
+    assert resolve_model({**spec, "headers": {"x-a": ["not", "hashable"]}}) is not resolve_model(
+        {**spec, "headers": {"x-a": ["not", "hashable"]}})  # built each time, as before
+    clear_model_cache()
+    assert resolve_model(spec) is not model
+
+
+def test_config_dict_models_are_kept_for_the_most_recent_settings_only(monkeypatch):
+    from agents.runtime.providers import router
+
+    monkeypatch.setattr(router, "CONFIG_CACHE_SIZE", 3)
+    first = resolve_model({"id": "openai/m0", "api_key": "k"})
+    for n in range(1, 4):
+        resolve_model({"id": f"openai/m{n}", "api_key": "k"})
+    assert len(router._config_cache) == 3
+    assert resolve_model({"id": "openai/m0", "api_key": "k"}) is not first  # the oldest was let go
+
+
 def test_config_dict_passes_connection_settings():
     model = resolve_model({"id": "openai/llama3", "url": "http://127.0.0.1:11434/v1", "api_key": "k",
                            "headers": {"x-a": "1"}})
