@@ -9,9 +9,9 @@ migrated, and given the same measured fixtures: an operator (staff, with an API 
 owns threads of 10 and of 100 messages (one per round), idle threads to wake, and a long thread of
 5,000 messages. The full one then gets a realistic installation around them, written with
 ``INSERT … SELECT generate_series``: ``--threads`` threads over ``--resources`` resources, their
-``--messages`` messages, ``--events`` thread events, runs (one per ten messages, each with usage),
-``--spans`` trace spans over those runs, and ``--notifications`` delivered notification records; then
-``ANALYZE``. ``--keep`` keeps both databases; ``--reuse`` measures databases kept by an earlier run
+``--messages`` messages, ``--events`` thread events, runs (one per ten messages, each with usage, and
+the ledger's row of its step with the daily sums), ``--spans`` trace spans over those runs, and
+``--notifications`` delivered notification records; then ``ANALYZE``. ``--keep`` keeps both databases; ``--reuse`` measures databases kept by an earlier run
 (after a code change: migrations are applied, the fill is not repeated).
 
 Each database is measured by a process of its own (``--phase measure``), the cases in this order,
@@ -173,6 +173,21 @@ def fill(args) -> dict:
             "th.created_at + r * interval '10 minute', th.created_at + r * interval '10 minute' + interval '2 second' "
             "FROM agents_thread th CROSS JOIN generate_series(1, %s) r WHERE th.resource_id LIKE 'user-%%'",
             [AGENT, runs_per_thread])
+        # the ledger's row for each run's step and its daily sums, as the ledger writer keeps them
+        cursor.execute(
+            "INSERT INTO ledger_ledgerentry (created_at, day, agent_id, editor_version, resource_id, thread_id, "
+            "run_id, channel, provider, model, step_number, input_tokens, output_tokens, cached_input_tokens, "
+            "reasoning_tokens, latency_ms, cost) "
+            "SELECT finished_at, (finished_at AT TIME ZONE 'UTC')::date, agent_id, '', resource_id, thread_id, id, "
+            "'', 'openai', 'gpt-4o', 0, (usage->>'input_tokens')::bigint, (usage->>'output_tokens')::bigint, 0, 0, "
+            "2000, NULL FROM agents_run WHERE resource_id LIKE 'user-%%'")
+        for table, key in (("ledger_ledgerdaily", "day, agent_id, channel, provider, model"),
+                           ("ledger_ledgerresourcedaily", "day, resource_id")):
+            cursor.execute(
+                f"INSERT INTO {table} ({key}, steps, priced_steps, unknown_usage_steps, input_tokens, "  # noqa: S608
+                "output_tokens, cached_input_tokens, reasoning_tokens, cost) "
+                f"SELECT {key}, count(*), 0, 0, sum(input_tokens), sum(output_tokens), 0, 0, 0 "
+                f"FROM ledger_ledgerentry GROUP BY {key}")
         cursor.execute(
             "INSERT INTO agents_threadevent (thread_id, seq, run_id, chunk, created_at) "
             "SELECT th.key, s, 'run-' || th.thread_id || '-' || (1 + s / 20), "
@@ -203,7 +218,7 @@ def fill(args) -> dict:
         cursor.execute("ANALYZE")
         counts = {}
         for table in ("agents_thread", "agents_message", "agents_threadevent", "agents_run", "agents_tracespan",
-                      "inbox_notificationrecord"):
+                      "inbox_notificationrecord", "ledger_ledgerentry", "ledger_ledgerdaily"):
             cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 (fixed table names)
             counts[table] = cursor.fetchone()[0]
     return {"fill_s": round(time.perf_counter() - started, 1), **counts}

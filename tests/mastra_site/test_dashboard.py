@@ -13,6 +13,7 @@ from mastra_site.dashboard import dashboard_build
 from mastra_site.admin_site import MastraAdminSite
 from agents.models import Run, Thread, ThreadLease, ToolApproval
 from inbox.models import NotificationRecord
+from ledger.writer import entries_write
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +31,13 @@ def populate(now):
                        usage={"total_tokens": 100})
     Run.objects.create(id="r4", agent_id="helper", status="completed", started_at=now - timedelta(days=1),
                        usage={"total_tokens": 50})
+    # the runs' steps as the ledger recorded them (the token chart reads its daily sums)
+    steps = (("bot", "r1", 30, now), ("bot", "r2", 12, now - timedelta(minutes=10)),
+             ("helper", "r3", 100, now - timedelta(hours=3)), ("helper", "r4", 50, now - timedelta(days=1)),
+             ("bot", "r0", None, now))  # a step without usage: no tokens
+    entries_write([{"agent_id": agent, "run_id": run, "step_number": 0, "latency_ms": 1, "at": at,
+                    "usage": {"inputTokens": tokens - 10, "outputTokens": 10} if tokens else None}
+                   for agent, run, tokens, at in steps])
     ToolApproval.objects.create(run_id="r1", agent_id="bot", tool_call_id="c1", tool_name="pay", args_hash="h", state={})
     for priority, due in (("urgent", True), ("low", False), ("low", True)):
         NotificationRecord.objects.create(agent_id="bot", resource_id="u1", thread=thread, source="ci", kind="k",
@@ -59,6 +67,9 @@ def test_the_dashboard_counts_what_operators_watch():
     assert board.due.count == 2
     today, yesterday = now.date().isoformat(), (now.date() - timedelta(days=1)).isoformat()
     assert board.usage == {"bot": {today: 42}, "helper": {today: 100, yesterday: 50}}
+    # the chart is the ledger's daily sums: a run stored while the ledger was off counts nothing there
+    Run.objects.create(id="r6", agent_id="bot", status="completed", started_at=now, usage={"total_tokens": 7})
+    assert dashboard_build(now=now).usage == board.usage
     assert len(board.usage_days) == 7 and board.usage_days[-1] == today
     peak = [b for b in board.chart["bars"] if b["title"] == f"helper {today}: 100 tokens"][0]
     tomorrow = (now.date() + timedelta(days=1)).isoformat()
