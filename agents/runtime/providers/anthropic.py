@@ -314,13 +314,7 @@ class AnthropicModel(SDKClientCache):
                     blocks: dict[int, dict] = {}  # content block index → tool_use being assembled
                     counts: dict[str, Any] = {}
                     stop_reason: str | None = None
-                    while True:
-                        try:
-                            event = await watch.run(sdk_stream.__anext__())
-                        except StopAsyncIteration:
-                            break
-                        if not isinstance(event, dict):
-                            raise ValueError(f"an event is not a JSON object: {str(event)[:200]}")
+                    while (event := await watch.next_object(sdk_stream, "an event")) is not None:
                         if request.include_raw:
                             yield {"type": "raw", "raw_value": event}
                         kind = event.get("type")

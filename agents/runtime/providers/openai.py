@@ -323,13 +323,7 @@ class OpenAIChatModel(SDKClientCache):
                     tool_calls = _ToolCallBuffer()
                     finish_reason: str | None = None
                     last_usage: Any = None
-                    while True:
-                        try:
-                            chunk = await watch.run(sdk_stream.__anext__())
-                        except StopAsyncIteration:
-                            break
-                        if not isinstance(chunk, dict):
-                            raise ValueError(f"a chunk is not a JSON object: {str(chunk)[:200]}")
+                    while (chunk := await watch.next_object(sdk_stream, "a chunk")) is not None:
                         if request.include_raw:
                             yield {"type": "raw", "raw_value": chunk}
                         if not metadata_sent:

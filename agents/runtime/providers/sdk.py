@@ -186,6 +186,18 @@ class AbortWatch:
         await asyncio.wait((task,))  # let it unwind; its CancelledError is not ours to raise
         raise Aborted()
 
+    async def next_object(self, stream: Any, what: str) -> dict | None:
+        """The next item of an SDK stream of parsed JSON (``AsyncStream[object]``), read through
+        :meth:`run`; None at its end. An item that is not a JSON object raises ``ValueError`` (a
+        malformed stream), naming it as ``what``."""
+        try:
+            item = await self.run(stream.__anext__())
+        except StopAsyncIteration:
+            return None
+        if not isinstance(item, dict):
+            raise ValueError(f"{what} is not a JSON object: {str(item)[:200]}")
+        return item
+
     def close(self) -> None:
         if self._waiter is not None:
             self._waiter.cancel()
