@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.editor.models import AgentDefinition, AgentVersion
 from agents.models import Run, ToolApproval
+from ledger.writer import entries_write
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-output" / "screenshots"
@@ -41,10 +42,13 @@ def test_an_operator_edits_publishes_and_meets_a_locked_agent(live_server, brows
     User.objects.create_superuser("root", "root@example.com", "correct horse")
     now = timezone.now()
     for day, (ops, writer_tokens) in enumerate([(1200, 300), (800, 900), (1500, 0), (400, 650)]):
-        Run.objects.create(id=f"ops-{day}", agent_id="ops-assistant", status="completed",
-                           started_at=now - timedelta(days=day), usage={"total_tokens": ops})
-        Run.objects.create(id=f"writer-{day}", agent_id="support-writer", status="completed",
-                           started_at=now - timedelta(days=day), usage={"total_tokens": writer_tokens})
+        for agent, run_id, tokens in (("ops-assistant", f"ops-{day}", ops), ("support-writer", f"writer-{day}",
+                                                                             writer_tokens)):
+            Run.objects.create(id=run_id, agent_id=agent, status="completed", started_at=now - timedelta(days=day),
+                               usage={"total_tokens": tokens})
+            # the dashboard's token chart reads the ledger's daily sums of the runs' steps
+            entries_write([{"agent_id": agent, "run_id": run_id, "step_number": 0, "latency_ms": 1,
+                            "at": now - timedelta(days=day), "usage": {"inputTokens": tokens, "outputTokens": 0}}])
     Run.objects.create(id="failed-1", agent_id="ops-assistant", status="failed", started_at=now,
                        error="model_error: the provider answered 429 (rate limited)")
     ToolApproval.objects.create(run_id="ops-0", agent_id="ops-assistant", tool_call_id="c1", tool_name="calculate",
