@@ -12,7 +12,9 @@ Cases (N sequential calls each, after warm-up calls):
 Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb. The script sets up
 Django itself: ``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is
 set (no SQL query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite
-file, migrated quietly. Timings are wall clock: run it on an otherwise idle machine.
+file, migrated quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU
+list keeps this process on one CPU, ``mastra_site.cpu_affinity``). Timings are wall clock: run it
+on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def setup_django() -> str | None:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
+    from mastra_site.cpu_affinity import apply_cpu_affinity
+
+    apply_cpu_affinity()  # as the ASGI application applies it in a web process
     return tmpdir
 
 

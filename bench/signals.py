@@ -23,6 +23,9 @@ Cases:
           dropped and created afresh). One JSON line per statement: ``orm_us`` and ``sql_us``
           (medians over ``--n`` runs, each in its own transaction) and ``ratio`` (orm / sql).
 
+``MASTRA_CPU_AFFINITY`` applies to the measuring process as in a web process (``auto`` or a CPU list
+keeps it on one CPU, ``mastra_site.cpu_affinity``).
+
 Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
 """
 
@@ -91,6 +94,9 @@ def setup_django(database_url: str | None, redis_url: str | None) -> str | None:
     django.setup()
     if tmpdir is not None:
         call_command("migrate", verbosity=0, interactive=False)
+    from mastra_site.cpu_affinity import apply_cpu_affinity
+
+    apply_cpu_affinity()  # as the ASGI application applies it in a web process
     return tmpdir
 
 

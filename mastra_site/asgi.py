@@ -17,12 +17,15 @@ import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
+from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
 from agents.heap import heap_freeze  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
+# MASTRA_CPU_AFFINITY: a web process's threads hand work to one another on one CPU (mastra_site.cpu_affinity)
+apply_cpu_affinity()
 
 
 def http_application(site=None):

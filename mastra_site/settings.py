@@ -346,6 +346,13 @@ MASTRA_TRACE_BATCH = env_bool("MASTRA_TRACE_BATCH", True)
 # the objects a process builds while it starts are frozen out of the garbage collector's full
 # collections (agents.heap): no 100-200 ms stop of the event loop to walk them under load
 MASTRA_GC_FREEZE = env_bool("MASTRA_GC_FREEZE", True)
+# a web process's threads on one CPU (mastra_site.cpu_affinity): empty leaves them where the kernel
+# puts them, "auto" gives each web process a CPU of its own, or a CPU list ("1", "0,2", "0-3")
+MASTRA_CPU_AFFINITY = env_str("MASTRA_CPU_AFFINITY", "").strip()
+if MASTRA_CPU_AFFINITY not in ("", "auto"):
+    from mastra_site.cpu_affinity import parse_cpus
+
+    parse_cpus(MASTRA_CPU_AFFINITY)
 MASTRA_TRACE_QUEUE = env_int("MASTRA_TRACE_QUEUE", 8192, minimum=1, maximum=1_000_000)
 MASTRA_TRACE_BATCH_SIZE = env_int("MASTRA_TRACE_BATCH_SIZE", 256, minimum=1, maximum=10_000)
 MASTRA_TRACE_INTERVAL_MS = env_int("MASTRA_TRACE_INTERVAL_MS", 1000, minimum=10, maximum=600_000)
