@@ -10,7 +10,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mastra_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 import chat.routing  # noqa: E402
@@ -21,6 +20,7 @@ from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
 from agents.heap import heap_freeze  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
+from mastra_site.websocket_auth import SessionAuthStack  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
 refuse_unsafe_start()
@@ -38,8 +38,9 @@ def http_application(site=None):
 
 application = start_with_server(ProtocolTypeRouter({
     "http": http_application(django_asgi_app),
-    # browser chat UI: session auth, same-origin (or CSRF_TRUSTED_ORIGINS) browsers only (mastra_site.origins)
-    "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))),
+    # browser chat UI: session auth (mastra_site.websocket_auth), same-origin (or CSRF_TRUSTED_ORIGINS)
+    # browsers only (mastra_site.origins)
+    "websocket": SameOriginValidator(SessionAuthStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))
 # the application is loaded: its long-lived objects leave the collector's full walks (agents.heap)
 heap_freeze(collect=True)

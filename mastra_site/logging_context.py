@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from contextvars import ContextVar
 
 from agents.runtime.logcontext import current_run
+from agents.runtime.random_ids import uuid4_hex
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("mastra_request_id", default=None)
 REQUEST_ID_HEADER = b"x-request-id"
@@ -31,7 +31,7 @@ def request_id_from(headers) -> str:
             if SANE_REQUEST_ID.fullmatch(text):
                 return text
             break
-    return uuid.uuid4().hex
+    return uuid4_hex()  # uuid.uuid4().hex's form, from the process's pool of random bytes
 
 
 def with_request_id(app):
