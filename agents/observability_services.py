@@ -30,9 +30,13 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
+#: ``json.dumps(value, default=str)`` without building an encoder for each value
+_encode = json.JSONEncoder(default=str).encode
+
+
 def _json_text(value: Any) -> sql.JsonText | None:
     """``value`` encoded once for :func:`agents.sql.insert` (anything not JSON becomes its string form)."""
-    return sql.JsonText(json.dumps(value, default=str)) if value is not None else None
+    return sql.JsonText(_encode(value)) if value is not None else None
 
 
 def _time(value: str | None):
