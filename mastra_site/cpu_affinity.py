@@ -14,9 +14,12 @@ only, not to Celery's workers and their pools):
 
 - empty (the default): the process stays where the kernel puts it;
 - ``auto``: one CPU of those the process may use, each taken by one web process at a time: a
-  process claims the first CPU no other process holds (by binding an abstract Unix socket named
-  after it, released by the kernel when the process ends, whatever the end; it works through
-  systemd's ``PrivateTmp``). With more processes than CPUs, the others share them by process id;
+  process claims the highest-numbered CPU no other process holds (by binding an abstract Unix
+  socket named after it, released by the kernel when the process ends, whatever the end; it works
+  through systemd's ``PrivateTmp``). The highest first because CPU 0 is where a machine's
+  housekeeping tends to run (device interrupts, kernel threads): measured on this project's 2-vCPU
+  machine, ``generate`` took 0.27 ms on CPU 0 and 0.18 ms on CPU 1. With more processes than
+  CPUs, the others share them by process id;
 - a CPU list as ``taskset`` takes it (``1``, ``0,2``, ``0-3``): the process runs on those CPUs.
 
 The setting applies to every thread the process has then, and to those it starts later (a new
@@ -57,10 +60,10 @@ def parse_cpus(value: str) -> set[int]:
 
 
 def claim_cpu(allowed: list[int]) -> int:
-    """The first of ``allowed`` (sorted) no other process has claimed, now claimed by this one;
-    when every one is claimed, one of them by process id."""
+    """The highest of ``allowed`` no other process has claimed, now claimed by this one; when
+    every one is claimed, one of them by process id."""
     global _claim
-    for cpu in allowed:
+    for cpu in sorted(allowed, reverse=True):
         claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             claim.bind(CLAIM_NAME.format(cpu))
@@ -71,7 +74,7 @@ def claim_cpu(allowed: list[int]) -> int:
             _claim.close()
         _claim = claim
         return cpu
-    return allowed[os.getpid() % len(allowed)]
+    return sorted(allowed)[os.getpid() % len(allowed)]
 
 
 def pin(cpus: set[int]) -> None:

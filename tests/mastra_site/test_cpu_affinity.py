@@ -126,14 +126,14 @@ def test_auto_gives_each_web_process_a_cpu_of_its_own_and_frees_it_at_the_end():
     got_first = read_probe(first)
     second = start_probe(claim, "auto")
     got_second = read_probe(second)
-    assert got_first["threads"] == [str(ALLOWED[0])]  # the first CPU nobody holds
-    assert got_second["threads"] == [str(ALLOWED[1])]
+    assert got_first["threads"] == [str(ALLOWED[-1])]  # the highest CPU nobody holds (CPU 0 the last)
+    assert got_second["threads"] == [str(ALLOWED[-2])]
     end_probe(first)  # its claim ends with it
     third = start_probe(claim, "auto")
     got_third = read_probe(third)
     end_probe(second)
     end_probe(third)
-    assert got_third["threads"] == [str(ALLOWED[0])]
+    assert got_third["threads"] == [str(ALLOWED[-1])]
 
 
 def test_auto_with_every_cpu_claimed_shares_them():
