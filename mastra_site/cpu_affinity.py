@@ -40,6 +40,7 @@ CLAIM_NAME = "\0mastra-django-cpu-{}"
 
 # the claim's socket lives as long as the process: the kernel drops it (and the claim) at its end
 _claim: socket.socket | None = None
+_claimed_cpu: int | None = None
 
 
 def parse_cpus(value: str) -> set[int]:
@@ -60,9 +61,11 @@ def parse_cpus(value: str) -> set[int]:
 
 
 def claim_cpu(allowed: list[int]) -> int:
-    """The highest of ``allowed`` no other process has claimed, now claimed by this one; when
-    every one is claimed, one of them by process id."""
-    global _claim
+    """The highest of ``allowed`` no other process has claimed, now claimed by this one (a process
+    that claimed one keeps it); when every one is claimed, one of them by process id."""
+    global _claim, _claimed_cpu
+    if _claimed_cpu is not None and _claimed_cpu in allowed:
+        return _claimed_cpu
     for cpu in sorted(allowed, reverse=True):
         claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -72,7 +75,7 @@ def claim_cpu(allowed: list[int]) -> int:
             continue
         if _claim is not None:
             _claim.close()
-        _claim = claim
+        _claim, _claimed_cpu = claim, cpu
         return cpu
     return sorted(allowed)[os.getpid() % len(allowed)]
 

@@ -154,3 +154,15 @@ def test_a_list_outside_the_cpus_the_process_may_use_is_refused():
     out, err = proc.communicate("\n", timeout=120)
     assert proc.returncode != 0, out
     assert f"MASTRA_CPU_AFFINITY='{outside}': this process may only run on CPUs {','.join(map(str, ALLOWED))}" in err
+
+
+def test_auto_applied_again_keeps_the_cpu_the_process_claimed():
+    code = ("import os; from mastra_site import cpu_affinity as c; "
+            "c.CLAIM_NAME = '\\0' + os.environ['PROBE_CLAIM'] + '-{}'; "
+            "print(c.apply_cpu_affinity('auto'), c.apply_cpu_affinity('auto'))")
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), PROBE_CLAIM=claim_name())
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [f"{{{ALLOWED[-1]}}}", f"{{{ALLOWED[-1]}}}"]
