@@ -11,8 +11,9 @@ owns threads of 10 and of 100 messages (one per round), idle threads to wake, an
 ``INSERT … SELECT generate_series``: ``--threads`` threads over ``--resources`` resources, their
 ``--messages`` messages, ``--events`` thread events, runs (one per ten messages, each with usage, and
 the ledger's row of its step with the daily sums), ``--spans`` trace spans over those runs, and
-``--notifications`` delivered notification records; then ``ANALYZE``. ``--keep`` keeps both databases; ``--reuse`` measures databases kept by an earlier run
-(after a code change: migrations are applied, the fill is not repeated).
+``--notifications`` delivered notification records; then ``ANALYZE``. ``--keep`` keeps both
+databases; ``--reuse`` measures databases kept by an earlier run (after a code change: migrations are
+applied, the fill is not repeated).
 
 Each database is measured by a process of its own (``--phase measure``), the cases in this order,
 ``--rounds`` calls each after two warm-up calls:
