@@ -57,6 +57,7 @@ from agent_channels.work import channels_work
 from agents.editor.sync import sync_at_start
 from agents.registry import get_mastra
 from agents.runtime.providers.credentials import missing_keys
+from agents.runtime.providers.sdk import close_loop_clients
 from agents.runtime.threads import get_thread_runtime
 from inbox.dispatcher import dispatch_due_notifications
 from mastra_site.sweeper import sweep_in_background
@@ -172,6 +173,13 @@ def serving_workers() -> Workers:
     return _serving
 
 
+async def stop_serving() -> None:
+    """The serving process's shutdown: its workers stop, then the model SDK clients its event loop
+    built close their connections (the loop outlives the last request)."""
+    await serving_workers().stop()
+    await close_loop_clients()
+
+
 def start_with_server(application: Callable) -> Callable:
     """Return ``application`` wrapped so that this process's workers run while it serves.
 
@@ -194,7 +202,7 @@ def _hook_daphne() -> None:
         loop.call_soon(serving_workers().start)
 
     def stopping():
-        return Deferred.fromFuture(asyncio.ensure_future(serving_workers().stop()))
+        return Deferred.fromFuture(asyncio.ensure_future(stop_serving()))
 
     reactor.callWhenRunning(started)
     reactor.addSystemEventTrigger("before", "shutdown", stopping)
@@ -219,6 +227,6 @@ class WorkersMiddleware:
                 serving_workers().start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await serving_workers().stop()
+                await stop_serving()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

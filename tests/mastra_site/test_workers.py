@@ -15,6 +15,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agents.models import Run, ThreadInput
+from agents.runtime.providers.sdk import close_with_loop
 from mastra_site.workers import Job, Workers, WorkersMiddleware
 
 from tests.agents import thread_process_agents as support
@@ -93,9 +94,17 @@ async def test_lifespan_events_start_and_stop_the_serving_workers(monkeypatch):
     async def app(scope, receive, send):  # never reached for lifespan
         raise AssertionError("the lifespan scope is the middleware's")
 
+    class SDKClient:  # a model SDK client the process built on its loop
+        closed = False
+
+        async def close(self):
+            self.closed = True
+
+    client = close_with_loop(SDKClient())
     await WorkersMiddleware(app)({"type": "lifespan"}, receive, send)
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert started == [1] and not module._serving.running
+    assert client.closed  # its connections end with the server, not at the interpreter's exit
 
 
 # -- recovery with no subscriber, in a process of its own --------------------------------------------

@@ -27,7 +27,8 @@ from ..errors import MissingCredentialsError, ModelError
 from ..naming import snake_keys
 from .base import ModelRequest, usage
 from .sdk import (RETRYABLE_STATUSES, Aborted, AbortWatch, DEFAULT_MAX_RETRIES, SDKClientCache, args_object,
-                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message)
+                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message,
+                  timed_out)
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic as anthropic_sdk
@@ -212,7 +213,8 @@ class AnthropicModel(SDKClientCache):
         import anthropic as anthropic_sdk
 
         return anthropic_sdk.AsyncAnthropic(api_key=key, base_url=url, default_headers=self.headers or None,
-                                            max_retries=DEFAULT_MAX_RETRIES)
+                                            max_retries=DEFAULT_MAX_RETRIES,
+                                            http_client=anthropic_sdk.DefaultAioHttpClient())
 
     def build_body(self, request: ModelRequest) -> tuple[dict, list[str]]:
         """The JSON body for ``request`` and the warnings about what it could not carry."""
@@ -272,7 +274,7 @@ class AnthropicModel(SDKClientCache):
                               code="provider_http_error", status=status,
                               retryable=status in RETRYABLE_STATUSES or status >= 500,
                               retry_after=retry_after_seconds(getattr(exc.response, "headers", None)))
-        if isinstance(exc, anthropic_sdk.APITimeoutError):
+        if (isinstance(exc, anthropic_sdk.APITimeoutError) or _is_transport_error(exc)) and timed_out(exc):
             return ModelError(f"anthropic request to {where} timed out", code="provider_connection_error",
                               retryable=True)
         if isinstance(exc, anthropic_sdk.APIConnectionError) or _is_transport_error(exc):

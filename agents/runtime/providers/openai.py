@@ -28,7 +28,8 @@ from ..errors import MissingCredentialsError, ModelError
 from ..naming import snake_keys
 from .base import ModelRequest, usage
 from .sdk import (DEFAULT_MAX_RETRIES, RETRYABLE_STATUSES, Aborted, AbortWatch, SDKClientCache, args_text,
-                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message)
+                  iso_timestamp, json_text, retry_after_seconds, media_of, server_message,
+                  timed_out)
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai as openai_sdk
@@ -222,7 +223,8 @@ class OpenAIChatModel(SDKClientCache):
         import openai as openai_sdk
 
         return openai_sdk.AsyncOpenAI(api_key=key, base_url=url, default_headers=self.headers or None,
-                                      max_retries=DEFAULT_MAX_RETRIES)
+                                      max_retries=DEFAULT_MAX_RETRIES,
+                                      http_client=openai_sdk.DefaultAioHttpClient())
 
     # -- request --------------------------------------------------------------------------
 
@@ -275,7 +277,7 @@ class OpenAIChatModel(SDKClientCache):
                               code="provider_http_error", status=status,
                               retryable=status in RETRYABLE_STATUSES or status >= 500,
                               retry_after=retry_after_seconds(getattr(exc.response, "headers", None)))
-        if isinstance(exc, openai_sdk.APITimeoutError):
+        if isinstance(exc, openai_sdk.APITimeoutError) and timed_out(exc):
             return ModelError(f"{self.provider} request to {where} timed out", code="provider_connection_error",
                               retryable=True)
         if isinstance(exc, openai_sdk.APIConnectionError):

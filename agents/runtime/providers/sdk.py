@@ -13,6 +13,7 @@ import asyncio
 import base64
 import json
 import urllib.parse
+import weakref
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
@@ -81,6 +82,17 @@ def media_of(part: dict) -> tuple[str, str | None, str]:
     if data.startswith(("http://", "https://")):
         return "url", mime, data
     return "base64", mime, data
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether the SDK's timeout error ``exc`` comes from a timeout. The aiohttp transport names
+    every failed connection (refused, dropped) a connect timeout; the first cause it chained says
+    what happened."""
+    cause, seen = exc, set()
+    while (cause.__cause__ or cause.__context__) is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return isinstance(cause, TimeoutError) or "Timeout" in type(cause).__name__
 
 
 def server_message(body: Any) -> str | None:
@@ -213,17 +225,69 @@ def resolve_max_retries(settings: dict) -> int:
     return value
 
 
+#: the SDK clients to close when their event loop ends, by loop
+_loop_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set]" = weakref.WeakKeyDictionary()
+
+
+def close_with_loop(client: T) -> T:
+    """Return ``client`` (an SDK client), closed when the running event loop ends.
+
+    ``asyncio.run`` (and so ``async_to_sync`` in a Celery task) and ``asyncio.Runner`` cancel
+    every task left before they close their loop: one task per loop waits for that cancellation
+    and closes the loop's clients (aiohttp reports a session dropped unclosed as an error). A server
+    whose loop outlives its requests closes them at its shutdown (:func:`close_loop_clients`).
+    """
+    loop = asyncio.get_running_loop()
+    clients = _loop_clients.get(loop)
+    if clients is None:
+        clients = _loop_clients[loop] = set()
+        closer = loop.create_task(_close_at_loop_end(clients), name="mastra-sdk-clients")
+        _closers.add(closer)  # the loop keeps only a weak reference to its tasks
+        closer.add_done_callback(_closers.discard)
+    clients.add(client)
+    return client
+
+
+#: the tasks of :func:`close_with_loop`, one per event loop with SDK clients
+_closers: set[asyncio.Task] = set()
+
+
+async def _close_at_loop_end(clients: set) -> None:
+    try:
+        await asyncio.get_running_loop().create_future()  # never set: ends cancelled
+    finally:
+        _loop_clients.pop(asyncio.get_running_loop(), None)
+        await _close_all(clients)
+
+
+async def _close_all(clients: set) -> None:
+    while clients:
+        try:
+            await clients.pop().close()
+        except Exception:  # noqa: BLE001 - a client that fails to close is dropped all the same
+            pass
+
+
+async def close_loop_clients() -> None:
+    """Close the SDK clients built on the running event loop (a server's shutdown); a later model
+    call builds new ones."""
+    await _close_all(_loop_clients.get(asyncio.get_running_loop(), set()))
+
+
 class SDKClientCache:
     """Caches the SDK clients of each (event loop, key, base URL): a connection pool cannot move
     between event loops. Subclasses define ``resolve_api_key()``, ``base_url`` and
     ``_new_client(key, url)``.
 
-    A call takes one of up to :attr:`pools` clients (each with its connection pool): the one with
-    the fewest calls in flight, the first on a tie, and a new one only when every client has
-    :attr:`pool_spread` calls in flight. A quiet process thus reuses one client's connections, and
-    a busy one spreads its streams: httpcore's pool does work in proportion to the square of its
-    connections each time a request starts or ends (a tenth of a process's CPU with 500 streams in
-    one pool), and keeps no more than 100 of them alive.
+    The clients send through aiohttp (the SDKs' ``DefaultAioHttpClient``): its connection pool
+    takes a connection in constant time, where httpcore's (the SDKs' default) probes every idle
+    connection each time a request starts or ends, which made a model call cost twice the CPU with
+    hundreds of streams in flight (``bench/concurrency.py``). Each client is closed when its event
+    loop ends (:func:`close_with_loop`), or by :meth:`aclose`.
+
+    A call takes one of up to :attr:`pools` clients (one by default): the one with the fewest calls
+    in flight, the first on a tie, and a new one only when every client has :attr:`pool_spread`
+    calls in flight.
     """
 
     #: (loop, key, url, [[client, calls in flight, {(max_retries, timeout): client with them}], ...])
@@ -231,7 +295,7 @@ class SDKClientCache:
     #: seconds an HTTP request (a connection, a read of the stream) may take; None: the SDK's default
     timeout: float | None = None
     #: SDK clients (connection pools) at most per event loop, key and base URL
-    pools: int = 8
+    pools: int = 1
     #: calls in flight on every client before another client is built
     pool_spread: int = 32
 
@@ -247,9 +311,16 @@ class SDKClientCache:
         state = self._client_state
         if state is not None and state[0] is loop and state[1] == key and state[2] == url:
             return state[3]
-        pools = [[self._new_client(key, url), 0, {}]]
+        if state is not None and state[0] is loop:  # the key or URL changed: close the old clients
+            for pool in state[3]:
+                loop.create_task(pool[0].close())
+        pools = [[self._loop_client(key, url), 0, {}]]
         self._client_state = (loop, key, url, pools)
         return pools
+
+    def _loop_client(self, key: str, url: str | None) -> Any:
+        """A new SDK client, closed when the running event loop ends."""
+        return close_with_loop(self._new_client(key, url))
 
     def pool_load(self) -> list[int]:
         """The calls in flight on each SDK client of this event loop, key and base URL."""
@@ -267,7 +338,7 @@ class SDKClientCache:
         pool = min(pools, key=lambda p: p[1])  # the first of the least busy
         if pool[1] >= self.pool_spread and len(pools) < self.pools:
             state = self._client_state
-            pool = [self._new_client(state[1], state[2]), 0, {}]
+            pool = [self._loop_client(state[1], state[2]), 0, {}]
             pools.append(pool)
         pool[1] += 1
         released = False
@@ -309,4 +380,5 @@ class SDKClientCache:
         state, self._client_state = self._client_state, None
         if state is not None and state[0] is asyncio.get_running_loop():
             for pool in state[3]:
+                _loop_clients.get(state[0], set()).discard(pool[0])
                 await pool[0].close()

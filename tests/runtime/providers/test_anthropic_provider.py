@@ -317,6 +317,7 @@ async def test_connection_refused_is_a_connection_error():
     with pytest.raises(ModelError) as info:
         await collect(model, hello(settings={"max_retries": 0}))
     assert info.value.code == "provider_connection_error"
+    assert info.value.message.startswith(f"anthropic connection to {model.base_url} failed: ")
 
 
 def test_missing_key_names_the_variable():
@@ -333,6 +334,20 @@ async def test_key_and_base_url_come_from_the_environment(server, monkeypatch):
     server.reply(anthropic_text_reply(["ok"]))
     await collect(AnthropicModel("claude-test"), hello())
     assert server.requests[0].headers["authorization"] == "Bearer sk-ant-env"
+
+
+@pytest.mark.asyncio
+async def test_a_stream_quiet_past_the_timeout_is_a_connection_error(server):
+    # the model's timeout bounds each read of the stream, as the SDK's own read timeout does
+    server.reply(anthropic_sse([anthropic_message_start(), *anthropic_text_block(0, ["first"])], stall=30))
+    model = model_for(server, timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(ModelError) as info:
+        await collect(model, hello(settings={"max_retries": 0}))
+    await model.aclose()
+    assert time.monotonic() - started < 10
+    assert info.value.code == "provider_connection_error"
+    assert info.value.message == f"anthropic request to {server.url} timed out"
 
 
 @pytest.mark.asyncio

@@ -7,6 +7,7 @@ exact body the SDK sent and the model events that came back.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 
@@ -16,6 +17,7 @@ from agents.runtime.abort import AbortController
 from agents.runtime.errors import MissingCredentialsError, ModelError
 from agents.runtime.providers.base import ModelRequest
 from agents.runtime.providers.openai import OpenAIChatModel
+from agents.runtime.providers.sdk import close_loop_clients
 from tests.runtime.providers.wire import (Reply, WireServer, collect, free_port, isolate_env, json_reply,
                                           of_type, openai_chunk, openai_sse, openai_text_reply,
                                           openai_tool_call_delta)
@@ -288,7 +290,8 @@ async def test_connection_failure_is_a_connection_error():
         await collect(model, hello(settings={"max_retries": 0}))
     assert info.value.code == "provider_connection_error"
     assert info.value.status is None
-    assert "127.0.0.1" in info.value.message
+    # a refused connection is no timeout, whichever transport the SDK uses
+    assert info.value.message.startswith(f"openai connection to {model.base_url} failed: ")
 
 
 @pytest.mark.asyncio
@@ -384,7 +387,7 @@ async def test_client_is_built_once_and_reused(server):
 async def test_calls_in_flight_spread_over_clients_only_when_every_client_is_busy(server):
     server.reply(openai_text_reply(["ok"]))
     model = model_for(server)
-    model.pool_spread = 2
+    model.pool_spread, model.pools = 2, 8  # one client by default (aiohttp's pool needs no spread)
     streams = [model.stream(hello()) for _ in range(5)]
     for stream in streams:  # each has taken its client and sent nothing yet
         assert (await stream.__anext__())["type"] == "request"
@@ -437,6 +440,38 @@ async def test_clients_stop_at_the_pool_limit(server):
     await model.aclose()
 
 
+def test_clients_close_when_their_event_loop_ends(server, caplog):
+    # a Celery task runs its model calls under async_to_sync: asyncio.run, a loop of its own
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    sessions = []
+
+    async def call():
+        events = await collect(model, hello(), close=False)
+        sessions.append(model.client()._client._transport.client)  # the aiohttp session
+        return events
+
+    for _ in range(2):
+        assert asyncio.run(call())[-1]["type"] == "finish"
+    gc.collect()
+    assert len(sessions) == 2 and sessions[0] is not sessions[1]  # a loop's clients are its own
+    assert all(session.closed for session in sessions)
+    assert "Unclosed" not in caplog.text and "destroyed" not in caplog.text
+    assert len(server.requests) == 2
+
+
+@pytest.mark.asyncio
+async def test_close_loop_clients_closes_the_clients_of_this_loop(server):
+    # a server's shutdown (mastra_site.workers): its loop lives on, its clients are closed
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    await collect(model, hello(), close=False)
+    session = model.client()._client._transport.client
+    assert not session.closed
+    await close_loop_clients()
+    assert session.closed
+
+
 @pytest.mark.asyncio
 async def test_already_aborted_signal_sends_nothing(server):
     controller = AbortController()
@@ -444,6 +479,23 @@ async def test_already_aborted_signal_sends_nothing(server):
     events = await collect(model_for(server), hello(abort_signal=controller.signal))
     assert [e["type"] for e in events] == ["request"]
     assert server.requests == []
+
+
+@pytest.mark.asyncio
+async def test_a_stream_quiet_past_the_timeout_is_a_connection_error(server):
+    # the model's timeout bounds each read of the stream, as the SDK's own read timeout does
+    server.reply(openai_sse([openai_chunk({"content": "first"}), openai_chunk({"content": "never"})], stall=30))
+    model = model_for(server, timeout=0.5)
+    events = []
+    started = time.monotonic()
+    with pytest.raises(ModelError) as info:
+        async for event in model.stream(hello(settings={"max_retries": 0})):
+            events.append(event)
+    await model.aclose()
+    assert time.monotonic() - started < 10
+    assert info.value.code == "provider_connection_error"
+    assert info.value.message == f"openai request to {server.url}/v1 timed out"
+    assert of_type(events, "text-delta") == [{"type": "text-delta", "text": "first"}]
 
 
 @pytest.mark.asyncio
