@@ -16,8 +16,9 @@ chunk minus that time (same machine, same clock): it covers the runtime, the eve
 layer, daphne and the client's own reading. Reports p50 / p99 / max over every chunk × subscriber,
 chunks received against expected, and each server's RSS (current and peak, ``/proc``).
 
-The database is a temporary SQLite file unless ``--database-url`` names one (it is migrated); the
-``redis`` case needs one (PostgreSQL: the site refuses SQLite under several processes). Besides
+The servers run with ``DEBUG=false`` (as deployed) unless ``DEBUG`` is set. The database is a
+temporary SQLite file unless ``--database-url`` names one (it is migrated); the ``redis`` case needs
+one (PostgreSQL: the site refuses SQLite under several processes). Besides
 the figures over every subscriber, ``local_*`` are those of the subscribers on the process that
 runs their thread's run and ``remote_*`` those of the subscribers on the other one (the chunks
 came through the channel layer). Prints one JSON line per case.
@@ -97,6 +98,9 @@ def server_env(args, db_url: str, redis_url: str | None) -> dict:
                 "DJANGO_SETTINGS_MODULE": "mastra_site.settings", "BENCH_CHUNKS": str(args.chunks),
                 "BENCH_INTERVAL_MS": str(args.interval_ms), "LOG_LEVEL": "WARNING",
                 "MASTRA_CHANNEL_PREFIX": f"bench-ws-{os.getpid()}"})
+    # what a deployment pays: DEBUG (on by default on a loopback-only site) logs every SQL statement
+    # with its parameters interpolated, a sixth of a server's time here; DEBUG=true measures that
+    env.setdefault("DEBUG", "false")
     if redis_url:
         env["REDIS_URL"] = redis_url
         env["WEB_CONCURRENCY"] = "2"
