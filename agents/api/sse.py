@@ -17,8 +17,12 @@ KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
 
 
+#: ``json.dumps(chunk, separators=(",", ":"), default=str)`` without an encoder built per event
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def sse_event(chunk: dict) -> bytes:
-    return b"data: " + json.dumps(chunk, separators=(",", ":"), default=str).encode() + b"\n\n"
+    return b"data: " + _encode(chunk).encode() + b"\n\n"
 
 
 def keepalive_interval() -> float:
