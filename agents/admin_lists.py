@@ -6,7 +6,8 @@ offers each distinct value (``SELECT DISTINCT`` over all history), the result co
 every row of the other table. Here:
 
 - :func:`recent_values` filters offer the values seen in the last days only, read through the
-  list's date index (older values still filter by URL: ``?agent_id=…``);
+  list's date index (older values still filter by URL: ``?agent_id=…``) and kept by the process for
+  :data:`RECENT_VALUES_TTL_S` (every view of a list, each page and each filter, read them again);
 - :class:`BigTableAdmin` shows no full count and counts an unfiltered list from PostgreSQL's
   statistics (``pg_class.reltuples``, kept by autovacuum) when the table is large; a filtered list is
   counted exactly.
@@ -14,6 +15,7 @@ every row of the other table. Here:
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.contrib import admin
@@ -24,6 +26,16 @@ from django.utils.functional import cached_property
 
 #: below this many rows (by the planner's estimate) an unfiltered list is counted exactly
 EXACT_COUNT_BELOW = 100_000
+#: seconds a process keeps the values a recent-values filter read (a value first seen meanwhile is
+#: offered after that; it filters by URL at once)
+RECENT_VALUES_TTL_S = 60.0
+#: (model label, field, date field, days) -> (monotonic time read, values)
+_recent: dict[tuple, tuple[float, list]] = {}
+
+
+def recent_values_clear() -> None:
+    """Forget the values the recent-values filters read (the next view of a list reads them anew)."""
+    _recent.clear()
 
 
 def recent_values(field: str, *, date_field: str, days: int = 7, title: str | None = None):
@@ -33,9 +45,16 @@ def recent_values(field: str, *, date_field: str, days: int = 7, title: str | No
         parameter_name = field
 
         def lookups(self, request, model_admin):
-            since = timezone.now() - timedelta(days=days)
-            values = (model_admin.model._default_manager.filter(**{f"{date_field}__gte": since})
-                      .exclude(**{field: ""}).order_by(field).values_list(field, flat=True).distinct())
+            key = (model_admin.model._meta.label_lower, field, date_field, days)
+            now = time.monotonic()
+            kept = _recent.get(key)
+            if kept is not None and now - kept[0] < RECENT_VALUES_TTL_S:
+                values = kept[1]
+            else:
+                since = timezone.now() - timedelta(days=days)
+                values = list(model_admin.model._default_manager.filter(**{f"{date_field}__gte": since})
+                              .exclude(**{field: ""}).order_by(field).values_list(field, flat=True).distinct())
+                _recent[key] = (now, values)
             return [(value, value) for value in values]
 
         def queryset(self, request, queryset):

@@ -106,7 +106,8 @@ async def settled_runs(settle):
 def process_caches():
     """Every test reads the admin's budgets and checks API tokens afresh: a test database flush
     deletes budgets, tokens and users without the signals that make this process forget its copies
-    (``budgets.selectors``, ``agents.api.auth.TokenCache``), and tests reuse token keys."""
+    (``budgets.selectors``, ``agents.api.auth.TokenCache``), and tests reuse token keys. The admin's
+    list filters read their recent values afresh too (``agents.admin_lists``)."""
     try:
         from django.apps import apps
     except ImportError:  # the runtime's tests run without Django
@@ -115,14 +116,17 @@ def process_caches():
     if not apps.ready:
         yield
         return
+    from agents.admin_lists import recent_values_clear
     from agents.api.auth import token_cache
     from budgets.selectors import budgets_cache_clear
 
     budgets_cache_clear()
     token_cache.clear()
+    recent_values_clear()
     yield
     budgets_cache_clear()
     token_cache.clear()
+    recent_values_clear()
 
 
 @pytest.fixture(autouse=True)

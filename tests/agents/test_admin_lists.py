@@ -42,6 +42,20 @@ def test_the_runs_list_reads_no_distinct_value_of_all_history(admin_client):
         assert admin_client.get(RUNS).status_code == 200
     # one count (no second, unfiltered one) and filters read through the list's date index
     assert seen.count("SELECT agents_run") == 5, seen  # the count, the page, three recent-values filters
+    with statements() as again:  # the next page, a filter: the filters' values are kept a while
+        assert admin_client.get(RUNS, {"status": "completed"}).status_code == 200
+    assert again.count("SELECT agents_run") == 2, again
+
+
+def test_a_value_first_seen_after_the_filters_read_is_offered_once_they_read_again(admin_client, monkeypatch):
+    make_run("r1", "triage")
+    assert "?agent_id=triage" in admin_client.get(RUNS).content.decode()
+    make_run("r2", "billing")
+    page = admin_client.get(RUNS).content.decode()
+    assert "?agent_id=billing" not in page  # the values read a moment ago
+    assert "r2" in admin_client.get(RUNS, {"agent_id": "billing"}).content.decode()  # filters by URL at once
+    monkeypatch.setattr(admin_lists, "RECENT_VALUES_TTL_S", 0.0)
+    assert "?agent_id=billing" in admin_client.get(RUNS).content.decode()
 
 
 def test_a_filtered_list_is_counted_exactly(admin_client, monkeypatch):
