@@ -248,7 +248,7 @@ def close_with_loop(client: T) -> T:
     return client
 
 
-#: the tasks of :func:`close_with_loop`, one per event loop with SDK clients
+#: the tasks that close SDK clients (:func:`close_with_loop`'s, one per event loop, and :func:`_close_now`'s)
 _closers: set[asyncio.Task] = set()
 
 
@@ -266,6 +266,15 @@ async def _close_all(clients: set) -> None:
             await clients.pop().close()
         except Exception:  # noqa: BLE001 - a client that fails to close is dropped all the same
             pass
+
+
+def _close_now(loop: asyncio.AbstractEventLoop, clients: list) -> None:
+    """Close ``clients`` of ``loop`` (the running one) in a task, no longer waiting for its end."""
+    kept = _loop_clients.get(loop, set())
+    kept.difference_update(clients)
+    closer = loop.create_task(_close_all(set(clients)))
+    _closers.add(closer)
+    closer.add_done_callback(_closers.discard)
 
 
 async def close_loop_clients() -> None:
@@ -312,8 +321,7 @@ class SDKClientCache:
         if state is not None and state[0] is loop and state[1] == key and state[2] == url:
             return state[3]
         if state is not None and state[0] is loop:  # the key or URL changed: close the old clients
-            for pool in state[3]:
-                loop.create_task(pool[0].close())
+            _close_now(loop, [pool[0] for pool in state[3]])
         pools = [[self._loop_client(key, url), 0, {}]]
         self._client_state = (loop, key, url, pools)
         return pools
@@ -379,6 +387,6 @@ class SDKClientCache:
         """
         state, self._client_state = self._client_state, None
         if state is not None and state[0] is asyncio.get_running_loop():
-            for pool in state[3]:
-                _loop_clients.get(state[0], set()).discard(pool[0])
-                await pool[0].close()
+            clients = [pool[0] for pool in state[3]]
+            _loop_clients.get(state[0], set()).difference_update(clients)
+            await _close_all(set(clients))

@@ -461,6 +461,22 @@ def test_clients_close_when_their_event_loop_ends(server, caplog):
 
 
 @pytest.mark.asyncio
+async def test_a_new_key_closes_the_clients_built_with_the_old_one(server):
+    server.reply(openai_text_reply(["ok"]))
+    model = model_for(server)
+    await collect(model, hello(), close=False)
+    old = model.client()._client._transport.client
+    model.api_key = "sk-other"
+    await collect(model, hello(), close=False)
+    assert model.client()._client._transport.client is not old
+    for _ in range(10):  # closed in a task of this loop
+        await asyncio.sleep(0)
+    assert old.closed
+    assert server.requests[-1].headers["authorization"] == "Bearer sk-other"
+    await model.aclose()
+
+
+@pytest.mark.asyncio
 async def test_close_loop_clients_closes_the_clients_of_this_loop(server):
     # a server's shutdown (mastra_site.workers): its loop lives on, its clients are closed
     server.reply(openai_text_reply(["ok"]))
