@@ -139,7 +139,7 @@ class MemoryRunPolicy:
                     raise refusal(budget, spent=spent, resets_at=resets_at(budget, at, self.tz))
 
     async def after_step(self, scope: RunScope, budgets: tuple[Budget, ...], spend: StepSpend) -> list[BudgetNotice]:
-        notices = []
+        notices, at = [], self.now()  # periods follow the policy's clock; the price, the step's time
         cost = self.pricer(spend.provider, spend.model_id, spend.usage, spend.at) if any(
             b.unit == "usd" for b in budgets) else None
         async with self.lock:
@@ -149,11 +149,11 @@ class MemoryRunPolicy:
                 amount = step_amount(budget, usage=spend.usage, cost=cost)
                 if amount is None:
                     continue
-                key = self._key(budget, scope, spend.at)
+                key = self._key(budget, scope, at)
                 self.spent[key] = total = self.spent.get(key, Decimal(0)) + amount
                 if budget.mode == "soft" and total >= budget.limit and key not in self.notified:
                     self.notified.add(key)
-                    notices.append(soft_notice(budget, spent=total, resets_at=resets_at(budget, spend.at, self.tz)))
+                    notices.append(soft_notice(budget, spent=total, resets_at=resets_at(budget, at, self.tz)))
         return notices
 
     async def run_end(self, scope: RunScope) -> None:

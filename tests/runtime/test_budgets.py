@@ -109,6 +109,14 @@ async def test_the_next_day_the_counter_starts_again():
 
 
 @pytest.mark.asyncio
+async def test_spend_is_counted_in_the_policys_clock_period_not_the_machines():
+    policy = MemoryRunPolicy(now=lambda: datetime(2001, 5, 6, 7, 0, tzinfo=timezone.utc))
+    agent, _ = site([{"id": "d", "limit": 100, "unit": "tokens"}], policy, model=ScriptedModel([text_step("hi", usage=(3, 4))]))
+    await agent.generate("a")
+    assert policy.spent == {("d|site|", "2001-05-06"): Decimal(7)}
+
+
+@pytest.mark.asyncio
 async def test_a_soft_budget_lets_runs_go_on_and_posts_one_notice_per_period():
     model = ScriptedModel([text_step("a", usage=(80, 30)), text_step("b", usage=(80, 30)), text_step("c", usage=(1, 1))])
     agent, _ = site([{"id": "watch", "limit": 100, "unit": "tokens", "mode": "soft"}], model=model, memory=True)
