@@ -340,18 +340,23 @@ class Tool:
         value = self.validate_input(args)
         call_args = (value, context) if self._execute_arity >= 2 else (value,)
         try:
-            async with asyncio.timeout(self.timeout_s):  # no extra task, unlike wait_for
-                if self._execute_is_async:
-                    result = await self.execute(*call_args)
-                elif self.quick:
-                    result = self._run_quick(call_args)
-                    if inspect.isawaitable(result):
+            if self.quick and not self._execute_is_async:
+                # on the event loop: a timer could not fire during the call, so none is armed for it
+                deadline = asyncio.get_running_loop().time() + self.timeout_s
+                result = self._run_quick(call_args)
+                if inspect.isawaitable(result):
+                    async with asyncio.timeout_at(deadline):
                         result = await result
-                else:
-                    run = contextvars.copy_context().run
-                    result = await asyncio.get_running_loop().run_in_executor(None, run, self.execute, *call_args)
-                    if inspect.isawaitable(result):
-                        result = await result
+            else:
+                async with asyncio.timeout(self.timeout_s):  # no extra task, unlike wait_for
+                    if self._execute_is_async:
+                        result = await self.execute(*call_args)
+                    else:
+                        run = contextvars.copy_context().run
+                        loop = asyncio.get_running_loop()
+                        result = await loop.run_in_executor(None, run, self.execute, *call_args)
+                        if inspect.isawaitable(result):
+                            result = await result
         except TimeoutError:
             raise ToolTimeoutError(f"tool {self.id!r} did not finish within {self.timeout_s:g} s") from None
         if self.output_schema is not None:

@@ -64,6 +64,14 @@ async def test_a_quick_sync_tool_runs_on_the_event_loop_until_a_call_is_not_quic
     assert threads[2] != threading.current_thread().name
 
 
+async def test_a_quick_tool_that_returns_an_awaitable_keeps_its_timeout():
+    """A quick sync tool runs with no timer armed (none could fire during it); an awaitable it
+    returns is awaited within the tool's timeout all the same."""
+    tool = create_tool(id="t", execute=lambda input: asyncio.sleep(5), quick=True, timeout_s=0.1)
+    _, _, parts = await call_once(tool)
+    assert parts[0]["result"] == {"error": "ToolTimeoutError: tool 't' did not finish within 0.1 s"}
+
+
 def test_an_async_tool_is_never_quick():
     async def execute(input):
         return "ok"

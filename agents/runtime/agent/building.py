@@ -184,18 +184,21 @@ async def scorers_resolve(agent: Any, options: dict, request_context: dict) -> d
 
 
 async def run_execute(run: Run, *, resuming: bool = False) -> GenerateResult:
-    """Run in its own task so that an abort can cancel it without touching the caller."""
+    """Run the run. With an abort signal it runs in its own task, so that an abort can cancel it
+    without touching the caller; without one, in the caller's task (nothing would cancel it alone,
+    and a task costs two turns of the event loop per call)."""
+    if run.abort_signal is None:
+        result = await run.execute(resuming=resuming)
+        run_after(run)
+        return result
     task = asyncio.ensure_future(run.execute(resuming=resuming))
-    remove = None
-    if run.abort_signal is not None:
-        # cancel only a started run: a task cancelled before its first step would never reach
-        # the run's abort handling (the run checks the signal itself when it starts)
-        remove = run.abort_signal.add_listener(lambda _reason: task.cancel() if run.started else None)
+    # cancel only a started run: a task cancelled before its first step would never reach the
+    # run's abort handling (the run checks the signal itself when it starts)
+    remove = run.abort_signal.add_listener(lambda _reason: task.cancel() if run.started else None)
     try:
         result = await task
     finally:
-        if remove is not None:
-            remove()
+        remove()
     run_after(run)
     return result
 
