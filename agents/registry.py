@@ -1,4 +1,5 @@
-"""Finds the site's ``Mastra`` instance through ``settings.MASTRA`` ("module:attribute")."""
+"""Finds the site's ``Mastra`` instance through ``settings.MASTRA`` ("module:attribute"), and what
+that module declares beside it."""
 
 from __future__ import annotations
 
@@ -17,3 +18,10 @@ def get_mastra() -> Mastra:
     if not isinstance(mastra, Mastra):
         raise TypeError(f"settings.MASTRA must point at a Mastra instance, got {type(mastra).__name__}")
     return mastra
+
+
+def declared_schedules() -> list[dict]:
+    """The schedules the module of ``settings.MASTRA`` declares in ``DECLARED_SCHEDULES`` (none when
+    it declares none): a site's own module, not the demo's."""
+    module = import_module(settings.MASTRA.partition(":")[0])
+    return list(getattr(module, "DECLARED_SCHEDULES", ()))

@@ -16,8 +16,8 @@ and then every ``interval`` seconds, until :meth:`Workers.stop`:
   default without a Celery broker): claims the schedules' due fires and runs them in this process
   (``schedules.runner``); with a broker, Celery beat claims them and the workers run them. Any
   number of processes may run it: each fire runs once;
-- ``declared-schedules`` (at start, then daily): creates the schedules the site declares
-  (``mastra_site.mastra.DECLARED_SCHEDULES``) that do not exist yet;
+- ``declared-schedules`` (at start, then daily): creates the schedules the site declares (the
+  ``DECLARED_SCHEDULES`` of the module ``settings.MASTRA`` names) that do not exist yet;
 - ``channels`` (every ``MASTRA_CHANNELS_POLL_MS``, when an agent has ``channels`` and
   ``MASTRA_CHANNELS_SCHEDULER`` is on, the default): hands received Slack and GitHub events to the
   agents, relays their runs to the outbox and sends what is due (``agent_channels.work``); Celery
@@ -55,7 +55,7 @@ from django.conf import settings
 from agent_channels.adapters import channels_configured
 from agent_channels.work import channels_work
 from agents.editor.sync import sync_at_start
-from agents.registry import get_mastra
+from agents.registry import declared_schedules, get_mastra
 from agents.runtime.providers.credentials import missing_keys
 from agents.runtime.providers.sdk import close_loop_clients
 from agents.runtime.threads import get_thread_runtime
@@ -95,9 +95,9 @@ async def tick_schedules() -> None:
 
 
 async def declare_schedules() -> None:
-    from mastra_site.mastra import DECLARED_SCHEDULES
-
-    await schedules_declare(get_mastra(), DECLARED_SCHEDULES)
+    declared = declared_schedules()
+    if declared:
+        await schedules_declare(get_mastra(), declared)
 
 
 JOBS = (

@@ -24,3 +24,14 @@ async def test_the_daily_digest_is_created_paused_once(settings):
     await declare_schedules()  # an operator's change stays
     assert (await get_mastra().schedules.get("daily-digest")).status == "active"
     assert len(await get_mastra().schedules.list()) == len(DECLARED_SCHEDULES)
+
+
+async def test_a_site_with_its_own_module_gets_only_the_schedules_that_module_declares(settings, caplog):
+    settings.MASTRA = "tests.schedules.schedule_site:mastra"  # a Mastra module that declares none
+    get_mastra.cache_clear()
+    try:
+        await declare_schedules()
+        assert await get_mastra().schedules.list() == []
+        assert "ops-assistant" not in caplog.text
+    finally:
+        get_mastra.cache_clear()
