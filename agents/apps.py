@@ -57,6 +57,16 @@ def install_otel_exporter():
     return add_trace_exporter(exporter) if exporter is not None else None
 
 
+def site_is_one_process(pubsub) -> bool:
+    """No channel layer between processes, no Celery workers and one serving process: the layout
+    the site's checks leave to a single process (``mastra.E003``, ``E006`` to ``E008``)."""
+    from django.conf import settings
+
+    celery_workers = bool(getattr(settings, "CELERY_BROKER_URL", None)) and not getattr(
+        settings, "CELERY_TASK_ALWAYS_EAGER", False)
+    return pubsub is None and not celery_workers and getattr(settings, "WEB_CONCURRENCY", 1) <= 1
+
+
 def build_thread_runtime():
     """The process's thread runtime: leases and inputs in the database, pub/sub on the channel layer
     (none with the in-memory layer, which cannot leave the process anyway)."""
@@ -77,4 +87,5 @@ def build_thread_runtime():
         pubsub = ChannelLayerPubSub(channel_layers.make_backend(DEFAULT_CHANNEL_LAYER))
     return ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS,
                          agent_lookup=lambda agent_id: get_mastra().get_agent(agent_id),
-                         registry_agent_ids=lambda: list(get_mastra().get_agents()))
+                         registry_agent_ids=lambda: list(get_mastra().get_agents()),
+                         single_process=site_is_one_process(pubsub))

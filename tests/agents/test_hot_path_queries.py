@@ -10,7 +10,8 @@ import pytest
 
 from agents.observability_services import spans_writer
 from agents.runtime.testing import drain_thread_runtime
-from agents.runtime.threads import get_thread_runtime
+from agents.runtime.threads import ThreadRuntime, get_thread_runtime, set_thread_runtime
+from agents.threads.store import DjangoThreadStore
 from tests.agents.thread_harness import make_agent
 from tests.queries import statements
 
@@ -39,7 +40,26 @@ async def test_generate_on_a_memory_thread():
     ]
 
 
-async def test_a_send_that_wakes_an_idle_thread():
+class QuietPubSub:
+    """Pub/sub beside other processes that never has a message for this one."""
+
+    async def publish(self, key, message):
+        return None
+
+    async def subscribe(self, key, callback):
+        return lambda: None
+
+
+def runtime_for(layout: str) -> ThreadRuntime:
+    """The site's thread runtime alone (no channel layer, no broker, one serving process), or
+    beside other processes (pub/sub between them)."""
+    alone = layout == "alone"
+    return ThreadRuntime(DjangoThreadStore(), None if alone else QuietPubSub(), single_process=alone)
+
+
+@pytest.mark.parametrize("layout", ["alone", "beside other processes"])
+async def test_a_send_that_wakes_an_idle_thread(layout):
+    set_thread_runtime(runtime_for(layout))
     agent = make_agent("bot")
     await agent.send_message("first", resource_id="u1", thread_id="t1")
     await drain_thread_runtime(get_thread_runtime())
@@ -47,13 +67,16 @@ async def test_a_send_that_wakes_an_idle_thread():
         sent = await agent.send_message("second", resource_id="u1", thread_id="t1")
         await drain_thread_runtime(get_thread_runtime())
     assert sent.action == "wake"
+    # another process could store an input before this one listens to the thread: with other
+    # processes, the run's first step boundary looks for one; alone, nothing was announced
+    boundary = ["SELECT agents_threadinput"] if layout != "alone" else []
     assert seen == [
         # accept: the thread, its lease (locked), the signal id unused (among inputs and messages, one
         # statement), the lease taken, the inputs a dead owner left, the input, the run
         "SELECT agents_thread", "SELECT agents_threadlease", "SELECT agents_threadinput",
         "UPDATE agents_threadlease", "SELECT agents_threadinput", "INSERT agents_threadinput", "INSERT agents_run",
         "SELECT agents_message",  # the history, in the wake's transaction
-        "SELECT agents_threadinput", "SELECT agents_threadinput",  # nothing waiting at the two step boundaries
+        *boundary,
         # the end: the lease (locked), the events, the thread, the messages, the run, no next input
         "SELECT agents_threadlease", "INSERT agents_threadevent", "UPDATE agents_thread", "INSERT agents_message",
         "UPDATE agents_run", "SELECT agents_threadinput", "UPDATE agents_threadlease",

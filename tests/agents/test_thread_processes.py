@@ -148,6 +148,8 @@ async def spawn(transactional_db, tmp_path):
             "tests.agents.thread_process_agents:mastra", "MASTRA_THREAD_LEASE_TTL_MS": str(ttl_ms), "LOG_LEVEL": "WARNING",
             "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
             "THREAD_TEST_MODEL_LOG": str(tmp_path / "calls.jsonl"), "PYTHONUNBUFFERED": "1",
+            # the workers are several serving processes of one site (agents.apps.site_is_one_process)
+            "WEB_CONCURRENCY": "2",
         })
         if redis_url:
             env["REDIS_URL"] = redis_url

@@ -141,6 +141,18 @@ class EventPublisher:
         self.local(key, chunks)
         await self.remote(key, chunks)
 
+    async def inputs_waiting(self, key: str) -> None:
+        """Tell the process that runs the thread's run that an input waits for its next step
+        boundary (best effort: an input nobody heard of is handed to the next run when the run ends,
+        ``run_finish``)."""
+        if self.pubsub is not None:
+            try:
+                await self.pubsub.publish(key, {"kind": "inputs", "origin": self.process_id})
+            except Exception:
+                self.failures.failed("publish an input")
+            else:
+                self.failures.succeeded()
+
     async def abort_request(self, key: str, run_id: str | None) -> None:
         """Ask the process that runs the thread's run to abort it (best effort: the request is in
         the lease row already, and the owner reads it when it renews its lease)."""

@@ -129,8 +129,14 @@ class ThreadRuntime:
                  subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX,
                  agent_lookup: Callable[[str], Any] | None = None,
                  registry_agent_ids: Callable[[], Iterable[str]] | None = None,
-                 run_factory: RunFactory = agent_thread_run):
+                 run_factory: RunFactory = agent_thread_run, single_process: bool = False):
         self.store = store
+        #: no other process sends into this one's threads (the embedded site: no channel layer, no
+        #: broker): every input for a run here is stored by this runtime, so it knows of each
+        self.single_process = single_process
+        #: threads with an input stored for their run here since the run last read its inputs
+        #: (stored by this process, or announced by another through pub/sub): see ``_inputs_may_wait``
+        self.inputs_waiting: set[str] = set()
         self.run_factory = run_factory
         self.pubsub = pubsub
         #: agents this runtime can run: those it served, and the site's registry
@@ -147,7 +153,7 @@ class ThreadRuntime:
         self.subscriptions = Subscriptions(store, pubsub, self.process_id, runs=self.active, spawn=self.spawn,
                                            on_abort=self._on_abort_request, abort=self.abort,
                                            buffer_max=subscriber_buffer_max, failures=self.failures,
-                                           thread_events=self.thread_events)
+                                           thread_events=self.thread_events, on_inputs=self._on_inputs)
         self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures,
                                         spawn=self.spawn)
 
@@ -169,6 +175,33 @@ class ThreadRuntime:
             self.thread_events.remove(registered)
             self.subscriptions.release(key)
         return unsubscribe
+
+    async def _announce_input(self, key: str) -> None:
+        if key in self.active or self.single_process:
+            self.inputs_waiting.add(key)
+        else:
+            await self.publisher.inputs_waiting(key)
+
+    def _on_inputs(self, key: str) -> None:
+        if key in self.active:
+            self.inputs_waiting.add(key)
+
+    def _inputs_may_wait(self, key: str, *, first: bool, resumed: bool) -> bool:
+        """Whether a run here reads the thread's waiting inputs at this step boundary (a database
+        read). It does when an input was announced since its last read, and when one could have
+        been stored unannounced: at the first boundary of a resumed run (inputs sent while it was
+        suspended), at a run's first boundary unless this is the only process (another could store
+        one before this process listened to the thread), always without pub/sub beside other
+        processes, and while pub/sub fails. An input no run heard of is not lost either way: the
+        run's end hands it to the next run (``run_finish``)."""
+        if key in self.inputs_waiting:
+            self.inputs_waiting.discard(key)
+            return True
+        if first and resumed:
+            return True
+        if self.single_process:
+            return False
+        return first or self.pubsub is None or self.subscriptions.degraded()
 
     def _on_abort_request(self, key: str, run_id: str | None) -> None:
         run = self.active.get(key)
@@ -204,7 +237,10 @@ class ThreadRuntime:
         if decision.lease is not None:  # ``wake``
             # inputs a dead owner left behind come first (``signals`` ends with this one)
             output = await self._start_run(agent, decision.lease, stream_options, prepared=decision.prepared)
-        # ``deliver``: nothing to do here, the owner takes it at its next step boundary
+        elif (action == "deliver" and not decision.queued) or (action == "persist" and not decision.events):
+            # into the active run (or its history, persisted): the owner takes it at its next step
+            # boundary; tell it one waits
+            await self._announce_input(key)
         return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
                           reason=decision.reason)
 
@@ -256,8 +292,12 @@ class ThreadRuntime:
         options["abort_signal"] = active.controller.signal
         emit = thread_emitter(active, self.subscriptions.by_key, options.pop("on_chunk", None))
 
+        boundaries = [0]
+
         async def take_inputs() -> list[dict]:
-            if active.lost:
+            first = boundaries[0] == 0
+            boundaries[0] += 1
+            if active.lost or not self._inputs_may_wait(key, first=first, resumed=resume is not None):
                 return []
             return await self.store.take_inputs(key=key, run_id=active.run_id, token=active.token)
 
@@ -290,6 +330,8 @@ class ThreadRuntime:
         running the next input, and its messages in the history). Never raises."""
         key = active.key
         active.ending = True
+        # an input stored from here on is the end's to hand over (``run_finish``), or the next run's
+        self.inputs_waiting.discard(key)
         try:
             # the lease is renewed until the run's end is written: that write may wait its turn
             # longer than a TTL on a busy process

@@ -154,13 +154,15 @@ class Subscriptions:
 
     ``runs`` maps thread keys to the runs this process executes (their ``chunks`` so far, ``final``
     and ``run_id``: a subscriber of a local run replays them); ``on_abort(key, run_id)`` handles an
-    abort request from another process; ``abort(key)`` aborts a thread's run (``sub.abort()``)."""
+    abort request from another process; ``abort(key)`` aborts a thread's run (``sub.abort()``);
+    ``on_inputs(key)`` hears that another process stored an input for the thread's run here."""
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, process_id: str, *, runs: Mapping[str, Any],
                  spawn: Callable, on_abort: Callable[[str, str | None], None], abort: Callable,
                  buffer_max: int = SUBSCRIBER_BUFFER_MAX, failures: LayerFailures | None = None,
-                 thread_events: Any = None):
+                 thread_events: Any = None, on_inputs: Callable[[str], None] | None = None):
         self.store = store
+        self.on_inputs = on_inputs
         self.pubsub = pubsub
         self.process_id = process_id
         self.runs = runs
@@ -313,6 +315,8 @@ class Subscriptions:
                         sub.push(chunk)
         elif kind == "abort":
             self.on_abort(key, message.get("run_id"))
+        elif kind == "inputs" and self.on_inputs is not None:
+            self.on_inputs(key)
         elif kind == "queue-changed" and self.thread_events is not None:
             self.spawn(self.thread_events.refresh(key))
 
