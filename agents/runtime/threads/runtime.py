@@ -8,7 +8,7 @@ truth; pub/sub only carries chunks and wake-ups between processes.
 Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
 input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
 for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
-(``store.take_inputs``) → every chunk goes through the run's event stream (:mod:`.events`) to the
+(``store.take_inputs``, read when :mod:`.boundaries` says an input may wait) → every chunk goes through the run's event stream (:mod:`.events`) to the
 subscribers (:mod:`.subscriptions`) → at the end of a run ``store.finish`` either releases the lease
 or transfers it to the next run for inputs that are still waiting.
 """
@@ -30,6 +30,7 @@ from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
 from .agents import RunnableAgents
 from .background import BackgroundTasks
+from .boundaries import BoundaryReads
 from .events import ActiveRun, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, RunEnd, RunLease, ThreadStore, thread_key
@@ -131,12 +132,6 @@ class ThreadRuntime:
                  registry_agent_ids: Callable[[], Iterable[str]] | None = None,
                  run_factory: RunFactory = agent_thread_run, single_process: bool = False):
         self.store = store
-        #: no other process sends into this one's threads (the embedded site: no channel layer, no
-        #: broker): every input for a run here is stored by this runtime, so it knows of each
-        self.single_process = single_process
-        #: threads with an input stored for their run here since the run last read its inputs
-        #: (stored by this process, or announced by another through pub/sub): see ``_inputs_may_wait``
-        self.inputs_waiting: set[str] = set()
         self.run_factory = run_factory
         self.pubsub = pubsub
         #: agents this runtime can run: those it served, and the site's registry
@@ -156,6 +151,11 @@ class ThreadRuntime:
                                            thread_events=self.thread_events, on_inputs=self._on_inputs)
         self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures,
                                         spawn=self.spawn)
+        #: whether a run reads its waiting inputs at a step boundary (``single_process``: no other
+        #: process sends into this one's threads)
+        self.boundary_reads = BoundaryReads(single_process=single_process, runs=self.active,
+                                            announce=self.publisher.inputs_waiting,
+                                            degraded=self.subscriptions.degraded if pubsub is not None else None)
 
     # -- subscriptions ------------------------------------------------------------------------
     async def subscribe(self, agent: Any, resource_id: str, thread_id: str,
@@ -176,32 +176,8 @@ class ThreadRuntime:
             self.subscriptions.release(key)
         return unsubscribe
 
-    async def _announce_input(self, key: str) -> None:
-        if key in self.active or self.single_process:
-            self.inputs_waiting.add(key)
-        else:
-            await self.publisher.inputs_waiting(key)
-
     def _on_inputs(self, key: str) -> None:
-        if key in self.active:
-            self.inputs_waiting.add(key)
-
-    def _inputs_may_wait(self, key: str, *, first: bool, resumed: bool) -> bool:
-        """Whether a run here reads the thread's waiting inputs at this step boundary (a database
-        read). It does when an input was announced since its last read, and when one could have
-        been stored unannounced: at the first boundary of a resumed run (inputs sent while it was
-        suspended), at a run's first boundary unless this is the only process (another could store
-        one before this process listened to the thread), always without pub/sub beside other
-        processes, and while pub/sub fails. An input no run heard of is not lost either way: the
-        run's end hands it to the next run (``run_finish``)."""
-        if key in self.inputs_waiting:
-            self.inputs_waiting.discard(key)
-            return True
-        if first and resumed:
-            return True
-        if self.single_process:
-            return False
-        return first or self.pubsub is None or self.subscriptions.degraded()
+        self.boundary_reads.heard(key)
 
     def _on_abort_request(self, key: str, run_id: str | None) -> None:
         run = self.active.get(key)
@@ -240,7 +216,7 @@ class ThreadRuntime:
         elif (action == "deliver" and not decision.queued) or (action == "persist" and not decision.events):
             # into the active run (or its history, persisted): the owner takes it at its next step
             # boundary; tell it one waits
-            await self._announce_input(key)
+            await self.boundary_reads.accepted(key)
         return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
                           reason=decision.reason)
 
@@ -297,7 +273,7 @@ class ThreadRuntime:
         async def take_inputs() -> list[dict]:
             first = boundaries[0] == 0
             boundaries[0] += 1
-            if active.lost or not self._inputs_may_wait(key, first=first, resumed=resume is not None):
+            if active.lost or not self.boundary_reads.needed(key, first=first, resumed=resume is not None):
                 return []
             return await self.store.take_inputs(key=key, run_id=active.run_id, token=active.token)
 
@@ -331,7 +307,7 @@ class ThreadRuntime:
         key = active.key
         active.ending = True
         # an input stored from here on is the end's to hand over (``run_finish``), or the next run's
-        self.inputs_waiting.discard(key)
+        self.boundary_reads.forget(key)
         try:
             # the lease is renewed until the run's end is written: that write may wait its turn
             # longer than a TTL on a busy process
