@@ -145,22 +145,20 @@ class EventPublisher:
         """Tell the process that runs the thread's run that an input waits for its next step
         boundary (best effort: an input nobody heard of is handed to the next run when the run ends,
         ``run_finish``)."""
-        if self.pubsub is not None:
-            try:
-                await self.pubsub.publish(key, {"kind": "inputs", "origin": self.process_id})
-            except Exception:
-                self.failures.failed("publish an input")
-            else:
-                self.failures.succeeded()
+        await self._control(key, {"kind": "inputs"}, "publish an input")
 
     async def abort_request(self, key: str, run_id: str | None) -> None:
         """Ask the process that runs the thread's run to abort it (best effort: the request is in
         the lease row already, and the owner reads it when it renews its lease)."""
+        await self._control(key, {"kind": "abort", "run_id": run_id}, "publish an abort request")
+
+    async def _control(self, key: str, message: dict, what: str) -> None:
+        """A message for the process that runs the thread's run; a failure is counted, not raised."""
         if self.pubsub is not None:
             try:
-                await self.pubsub.publish(key, {"kind": "abort", "origin": self.process_id, "run_id": run_id})
+                await self.pubsub.publish(key, {**message, "origin": self.process_id})
             except Exception:
-                self.failures.failed("publish an abort request")
+                self.failures.failed(what)
             else:
                 self.failures.succeeded()
 
