@@ -8,9 +8,10 @@ truth; pub/sub only carries chunks and wake-ups between processes.
 Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
 input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
 for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
-(``store.take_inputs``, read when :mod:`.boundaries` says an input may wait) → every chunk goes through the run's event stream (:mod:`.events`) to the
-subscribers (:mod:`.subscriptions`) → at the end of a run ``store.finish`` either releases the lease
-or transfers it to the next run for inputs that are still waiting.
+(``store.take_inputs``, read when :mod:`.boundaries` says an input may wait) → every chunk goes
+through the run's event stream (:mod:`.events`) to the subscribers (:mod:`.subscriptions`) → at the
+end of a run ``store.finish`` either releases the lease or transfers it to the next run for inputs
+that are still waiting.
 """
 
 from __future__ import annotations
