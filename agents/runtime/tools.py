@@ -237,9 +237,15 @@ class ToolContext:
 
 #: How long a tool may run before the model sees a timeout error (``create_tool(timeout_s=...)``).
 DEFAULT_TOOL_TIMEOUT_S = 60.0
-#: A ``quick`` sync tool runs on the event loop; one call longer than this moves the tool to the
-#: worker thread for the rest of the process's life (with a warning): it was not quick.
+#: A ``quick`` sync tool runs on the event loop; a second call longer than this within
+#: :data:`QUICK_TOOL_WINDOW` calls moves the tool to the worker thread for the rest of the process's
+#: life (with a warning): it was not quick.
 QUICK_TOOL_LIMIT_S = 0.002
+#: How many calls back a quick tool's previous slow call still counts. One slow call alone is not
+#: the tool's doing often enough to judge it: the call's wall time also holds the moments the
+#: event loop's thread waited for the interpreter while another thread of the process (the
+#: database worker, the trace and ledger writers) ran, or the kernel ran something else.
+QUICK_TOOL_WINDOW = 8
 
 _EMPTY_OBJECT = {"type": "object", "properties": {}, "additionalProperties": True}
 
@@ -305,6 +311,8 @@ class Tool:
         self._execute_is_async = execute is not None and inspect.iscoroutinefunction(execute)
         #: a sync ``execute`` that runs on the event loop (no thread hand-off), see :func:`create_tool`
         self.quick = bool(quick) and not self._execute_is_async
+        #: calls since this quick tool's last call over the limit (none yet: the window is past)
+        self._since_slow = QUICK_TOOL_WINDOW
         self._execute_arity = _arity(execute) if execute is not None else 2
         self._parameters: dict | None = None  # ``parameters()``, computed once
 
@@ -371,16 +379,22 @@ class Tool:
 
     def _run_quick(self, call_args: tuple) -> Any:
         """Run the quick sync ``execute`` here, on the event loop; a call over
-        :data:`QUICK_TOOL_LIMIT_S` ends the tool's quick status (later calls go to the thread)."""
+        :data:`QUICK_TOOL_LIMIT_S` that follows another within :data:`QUICK_TOOL_WINDOW` calls ends
+        the tool's quick status (later calls go to the thread)."""
         started = time.perf_counter()
         try:
             return self.execute(*call_args)
         finally:
             took = time.perf_counter() - started
-            if took > QUICK_TOOL_LIMIT_S:
+            if took <= QUICK_TOOL_LIMIT_S:
+                self._since_slow += 1
+            elif self._since_slow < QUICK_TOOL_WINDOW:
                 self.quick = False
-                logger.warning("tool %r is marked quick but a call took %.1f ms (over %.0f ms): its calls run in "
-                               "the worker thread from now on", self.id, took * 1000, QUICK_TOOL_LIMIT_S * 1000)
+                logger.warning("tool %r is marked quick but two of its calls took over %.0f ms (the last %.1f ms): "
+                               "its calls run in the worker thread from now on", self.id,
+                               QUICK_TOOL_LIMIT_S * 1000, took * 1000)
+            else:
+                self._since_slow = 0
 
     def __repr__(self) -> str:
         return f"<Tool {self.id}>"
@@ -408,8 +422,9 @@ def create_tool(*, id: str, description: str = "", input_schema: Any = None, out
     """Define a tool. ``execute(input, context)`` may be sync or async and may take only ``input``; a
     sync one runs in a worker thread, so that a slow one cannot hold up the event loop, unless
     ``quick=True``: a pure function that returns within :data:`QUICK_TOOL_LIMIT_S` (2 ms; no I/O, no
-    database) then runs on the event loop itself, without the thread hand-off (a call over the limit
-    moves the tool back to the thread, with a warning). A call running over ``timeout_s`` seconds
+    database) then runs on the event loop itself, without the thread hand-off (a second call over
+    the limit within :data:`QUICK_TOOL_WINDOW` calls moves the tool back to the thread, with a
+    warning). A call running over ``timeout_s`` seconds
     ends as a tool error (a quick call cannot be interrupted: the limit is its guard).
     ``context.suspend(payload)`` pauses the run (``suspend_schema`` checks the payload); the resume data
     is checked by ``resume_schema``. ``transform`` changes what displays and transcripts show."""
