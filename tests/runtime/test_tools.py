@@ -286,3 +286,53 @@ async def test_a_tool_result_sent_back_to_the_model_carries_the_call_input():
     # the run's messages (what memory stores) keep their format
     assert [m for m in result.messages if m["role"] == "tool"][0]["content"] == [
         {"type": "tool-result", "toolCallId": "c1", "toolName": "add", "result": 5}]
+
+
+# -- the compiled fast path: jsonschema's verdict, faster ----------------------------------------
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+DRAFT4 = "http://json-schema.org/draft-04/schema#"
+
+
+@pytest.mark.parametrize("schema, value, valid", [
+    (ADD_SCHEMA, {"a": 1, "b": 2}, True),
+    (ADD_SCHEMA, {"a": 1}, False),
+    (ADD_SCHEMA, {"a": 1, "b": True}, False),
+    ({"type": "integer"}, 1.0, True),
+    ({"$schema": DRAFT4, "type": "integer"}, 1.0, False),
+    ({"type": "number"}, float("nan"), True),  # jsonschema-rs refuses it; jsonschema accepts
+    ({"$schema": DRAFT7, "type": "string", "format": "email"}, "not an email", True),  # formats: not asserted
+    ({"type": "string", "pattern": r"^\d+$"}, "٣٤", True),  # Python's \d is Unicode, jsonschema-rs's ASCII
+    ({"type": "string", "pattern": "^a$"}, "a\n", True),  # Python's $ matches before a final newline
+    ({"type": "object", "properties": {"n": {"type": "integer", "maximum": 10}}}, {"n": 2**70}, False),
+    ({"$defs": {"n": {"type": "integer"}}, "type": "array", "items": {"$ref": "#/$defs/n"}}, [1, "2"], False),
+    ({"type": "array", "uniqueItems": True}, [1, True], True),
+])
+def test_a_schema_gives_jsonschemas_verdict_with_or_without_the_compiled_validator(schema, value, valid):
+    """A value the compiled validator (jsonschema-rs) accepts is valid; any other is jsonschema's to
+    decide, and where the two differ, jsonschema's verdict stands."""
+    import jsonschema
+
+    from agents.runtime.tools import Schema, ToolValidationError
+
+    assert jsonschema.validators.validator_for(schema)(schema).is_valid(value) is valid  # the reference
+    compiled = Schema(schema, field_name="input_schema")
+    assert compiled._fast is not None  # every draft here has a compiled validator
+    plain = Schema(schema, field_name="input_schema")
+    plain._fast = None
+    for one in (compiled, plain):
+        if valid:
+            assert one.validate(value) is value
+        else:
+            with pytest.raises(ToolValidationError):
+                one.validate(value)
+
+
+def test_a_value_the_compiled_validator_cannot_read_is_left_to_jsonschema():
+    from agents.runtime.tools import Schema, ToolValidationError
+
+    schema = Schema({"type": "object"}, field_name="input_schema")
+    with pytest.raises(ToolValidationError) as info:
+        schema.validate(object())
+    assert "is not of type 'object'" in str(info.value)
+    value = {"when": object()}  # not JSON, but an object all the same: jsonschema accepts it
+    assert schema.validate(value) is value
