@@ -35,7 +35,7 @@ from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
 
 from .actions import ACTIONS, Target
-from .frames import Frame, error_frame, frame_parse
+from .frames import Frame, chunk_text, error_frame, frame_parse
 from .snapshot import athread_snapshot_build
 
 logger = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ class ThreadConsumer(AsyncWebsocketConsumer):
         reconnect with its last seq."""
         try:
             async for chunk in subscription.stream:
-                await self.send(text_data=json.dumps(chunk))
+                await self.send(text_data=chunk_text(chunk))
             if subscription.overflowed:
                 await self.close(code=CLOSE_TRY_AGAIN)
         except asyncio.CancelledError:

@@ -1,11 +1,15 @@
-"""The client frames of the chat websocket (DESIGN §5), checked before anything acts on them.
+"""The frames of the chat websocket (DESIGN §5): the client's, checked before anything acts on
+them, and the server's chunks, encoded once for every socket that gets them.
 
 :func:`frame_parse` turns the text of one websocket message into a :class:`Frame` or raises
 :class:`FrameError` (the consumer answers with an error frame and keeps the socket open).
+:func:`chunk_text` is the text of a chunk frame.
 """
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,3 +91,25 @@ def error_frame(code: str, message: str, frame_type: str | None = None) -> dict:
     if frame_type:
         out["frame"] = frame_type
     return out
+
+
+#: the chunks encoded lately (by identity, with the chunk itself, so that its id is not reused
+#: while it is here): a thread's chunk is one dict handed to every subscriber on the thread
+CHUNK_TEXTS = 4096
+_chunk_texts: "OrderedDict[int, tuple[dict, str]]" = OrderedDict()
+
+
+def chunk_text(chunk: dict) -> str:
+    """The frame of ``chunk`` (``json.dumps``), encoded once however many sockets on its thread
+    get it (measured: 1,000 sockets on 100 threads, each thread's chunk went to five sockets of a
+    process, and its encoding was 4 % of the process's time). A chunk is never changed once handed
+    out; the event loop's thread alone calls this."""
+    key = id(chunk)
+    hit = _chunk_texts.get(key)
+    if hit is not None and hit[0] is chunk:
+        return hit[1]
+    text = json.dumps(chunk)
+    _chunk_texts[key] = (chunk, text)
+    if len(_chunk_texts) > CHUNK_TEXTS:
+        _chunk_texts.popitem(last=False)
+    return text

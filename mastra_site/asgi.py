@@ -15,6 +15,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 import chat.routing  # noqa: E402
 
 from agents.api.handler import ApiHandler, api_first  # noqa: E402
+from mastra_site.autobahn_logging import plain_autobahn_log_arguments  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
 from agents.heap import heap_freeze  # noqa: E402
@@ -26,6 +27,8 @@ from mastra_site.workers import start_with_server  # noqa: E402
 refuse_unsafe_start()
 # MASTRA_CPU_AFFINITY: a web process's threads hand work to one another on one CPU (mastra_site.cpu_affinity)
 apply_cpu_affinity()
+# autobahn colours a debug line's arguments for every websocket frame, logged or not (mastra_site.autobahn_logging)
+plain_autobahn_log_arguments()
 
 
 def http_application(site=None):
