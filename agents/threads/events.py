@@ -63,6 +63,49 @@ def events_append(*, key: str, token: int, events: list[dict], reserve: int | No
         return True
 
 
+def events_append_many(*, key: str, writes: list[dict]) -> list[bool]:
+    """Several threads' :func:`events_append` in one transaction (a process's runs write their
+    events together: ``agents.runtime.threads.events.EventLogWriter``). Each write is
+    ``{"key", "token", "events", "reserve"}``, fenced by its own token: one whose owner lost the
+    lease writes nothing and gets False, the others are written. The lease rows are locked in
+    the order of their keys (two processes' groups never wait for each other in a circle).
+    ``key``: the thread whose database queue carries the call (``agents.connections.KEYED``)."""
+    keys = sorted({w["key"] for w in writes})
+    for k in keys:
+        thread_ref(k)
+    with transaction.atomic():
+        leases = {lease.thread_id: lease for lease in ThreadLease.objects.select_rows(
+            {"thread_id": keys}, order_by=("thread_id",), for_update=True)}
+        results: list[bool] = []
+        rows: list[dict] = []
+        changed: dict[str, ThreadLease] = {}
+        written: dict[str, int] = {}  # events written per thread
+        for write in writes:
+            lease = leases.get(write["key"])
+            if lease is None or lease.token != write["token"]:
+                results.append(False)
+                continue
+            events = write["events"]
+            if events:
+                rows.extend({"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "", "chunk": c}
+                            for c in events)
+                lease.last_seq = max(lease.last_seq, events[-1]["seq"])
+                written[lease.thread_id] = written.get(lease.thread_id, 0) + len(events)
+            if write.get("reserve") is not None:
+                lease.reserved_seq = max(lease.reserved_seq, write["reserve"])
+            changed[lease.thread_id] = lease
+            results.append(True)
+        if rows:
+            ThreadEvent.objects.insert_rows(rows)
+        retention = event_retention()
+        for lease in changed.values():
+            if lease.last_seq % min(PRUNE_EVERY, retention) < written.get(lease.thread_id, 0):  # as events_append_locked
+                ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
+            ThreadLease.objects.update_rows({"thread_id": lease.thread_id},
+                                            {"last_seq": lease.last_seq, "reserved_seq": lease.reserved_seq})
+        return results
+
+
 def events_read(*, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
     """The logged chunks after ``after_seq`` (preceded by a snapshot when some were pruned), or
     those of ``run_id``, in ``seq`` order."""

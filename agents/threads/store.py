@@ -17,7 +17,7 @@ from agents.connections import KEYED, LEASE, async_twin
 from agents.runtime.threads.store import AbortRequest, Acceptance, Renewal, RunEnd, RunLease
 
 from .activity import thread_state_get
-from .events import events_append, events_read
+from .events import events_append, events_append_many, events_read
 from .inputs import input_accept, inputs_take, queued_inputs_cancel, queued_inputs_list
 from .leases import lease_renew
 from .recovery import threads_recover
@@ -29,6 +29,7 @@ ainputs_take = async_twin(inputs_take, thread=KEYED)
 arun_finish = async_twin(run_finish, thread=KEYED)
 alease_renew = async_twin(lease_renew, thread=LEASE)
 aevents_append = async_twin(events_append, thread=KEYED)
+aevents_append_many = async_twin(events_append_many, thread=KEYED)
 aevents_read = async_twin(events_read, thread=KEYED)
 athread_state_get = async_twin(thread_state_get, thread=KEYED)
 arun_abort_request = async_twin(run_abort_request, thread=KEYED)
@@ -73,6 +74,10 @@ class DjangoThreadStore:
 
     async def append_events(self, *, key: str, token: int, events: list[dict], reserve: int | None = None) -> bool:
         return await aevents_append(key=key, token=token, events=events, reserve=reserve)
+
+    async def append_events_many(self, *, writes: list[dict]) -> list[bool]:
+        # on the first write's thread's database queue (any would do: the runs wait for their own writes)
+        return await aevents_append_many(key=writes[0]["key"], writes=writes)
 
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
         return await aevents_read(key=key, after_seq=after_seq, run_id=run_id)

@@ -254,6 +254,10 @@ class InMemoryThreadStore:
             lease["reserved_seq"] = max(lease["reserved_seq"], reserve)
         return True
 
+    async def append_events_many(self, *, writes: list[dict]) -> list[bool]:
+        return [await self.append_events(key=w["key"], token=w["token"], events=w["events"], reserve=w.get("reserve"))
+                for w in writes]
+
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
         log = self.events.get(key, [])
         if after_seq is not None:

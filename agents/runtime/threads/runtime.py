@@ -32,7 +32,7 @@ from ..signal import echo_chunk, render_signal
 from .agents import RunnableAgents
 from .background import BackgroundTasks
 from .boundaries import BoundaryReads
-from .events import ActiveRun, EventPublisher, LayerFailures
+from .events import ActiveRun, EventLogWriter, EventPublisher, LayerFailures
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, RunEnd, RunLease, ThreadStore, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
@@ -152,6 +152,8 @@ class ThreadRuntime:
                                            thread_events=self.thread_events, on_inputs=self._on_inputs)
         self.publisher = EventPublisher(self.subscriptions.publish, pubsub, self.process_id, failures=self.failures,
                                         spawn=self.spawn)
+        #: the event-log writes of this process's runs, grouped into one transaction at a time
+        self.event_writer = EventLogWriter(store, spawn=self.spawn)
         #: whether a run reads its waiting inputs at a step boundary (``single_process``: no other
         #: process sends into this one's threads)
         self.boundary_reads = BoundaryReads(single_process=single_process, runs=self.active,
@@ -251,7 +253,8 @@ class ThreadRuntime:
         resource_id, thread_id = lease.resource_id, lease.thread_id
         active = ActiveRun(key=key, agent=agent, run_id=lease.run_id, token=lease.token, last_seq=lease.last_seq,
                            resource_id=resource_id, thread_id=thread_id, store=self.store,
-                           publisher=self.publisher, spawn=self.spawn, reserved_seq=lease.reserved_seq)
+                           publisher=self.publisher, spawn=self.spawn, reserved_seq=lease.reserved_seq,
+                           writer=self.event_writer)
         self.active[key] = active
         # the lease is this run's from now on: renew it before anything here waits (a subscription,
         # the event log), or a slow start lets it expire and another process take the thread over

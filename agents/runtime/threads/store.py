@@ -132,6 +132,13 @@ class ThreadStore(Protocol):
         the owner (``reserved_seq``); False when ``token`` lost the lease."""
         ...
 
+    async def append_events_many(self, *, writes: list[dict]) -> list[bool]:
+        """Several :meth:`append_events` at once (``[{"key", "token", "events", "reserve"}]``, in
+        order), each fenced by its own token: one result per write. A store written by many runs at
+        once makes it one transaction; a store without it gets one ``append_events`` per write
+        (``events.EventLogWriter``)."""
+        ...
+
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
         """Logged chunks after ``after_seq`` (a snapshot first when pruned), or those of ``run_id``."""
         ...

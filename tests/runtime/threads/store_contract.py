@@ -214,6 +214,34 @@ class ThreadStoreContract:
         assert await store.read_events(key=KEY, run_id="run-2") == []
         assert (await store.thread_state(key=KEY))["last_seq"] == 3
 
+    async def test_several_threads_events_are_appended_at_once_each_fenced_by_its_own_token(self, store):
+        """``append_events_many``: one result per write, in order; a write whose token lost the
+        lease writes nothing, the others are written (events and reservations)."""
+        woken = await self.accept(store, "a")
+        other_key = thread_key(R, "thread-2")
+        other = await store.accept(
+            key=other_key, agent_id="bot", resource_id=R, thread_id="thread-2", signal=message_to_signal("b"),
+            mode="send", if_active=branch("if_active"), if_idle=branch("if_idle"), target_run_id=None,
+            new_run_id=next(self.run_ids), stream_options={}, ttl_ms=TTL, process_id=PROCESS, state=None,
+            prepare=None)
+        mine = [chunk("run-1", 1, "start"), chunk("run-1", 2)]
+        theirs = [chunk(other.run_id, 1, "start")]
+        results = await store.append_events_many(writes=[
+            {"key": other_key, "token": other.lease.token, "events": theirs, "reserve": None},
+            {"key": KEY, "token": woken.lease.token + 1, "events": [chunk("run-1", 9)], "reserve": None},  # stale
+            {"key": KEY, "token": woken.lease.token, "events": mine, "reserve": SEQ_BLOCK + 50},
+            {"key": other_key, "token": other.lease.token, "events": [chunk(other.run_id, 2)], "reserve": None},
+        ])
+        assert results == [True, False, True, True]
+        assert await store.read_events(key=KEY, after_seq=0) == mine
+        assert await store.read_events(key=other_key, after_seq=0) == theirs + [chunk(other.run_id, 2)]
+        assert (await store.thread_state(key=KEY))["last_seq"] == 2
+        assert (await store.thread_state(key=other_key))["last_seq"] == 2
+        # the reservation it extended holds: a takeover numbers after it
+        await self.expire(store, KEY)
+        taken = await self.accept(store, "c")
+        assert taken.lease.last_seq == SEQ_BLOCK + 50
+
     async def test_seqs_a_run_reserved_are_never_numbered_again_unless_it_settles_them(self, store):
         woken = await self.accept(store, "a")
         assert (woken.lease.last_seq, woken.lease.reserved_seq) == (0, SEQ_BLOCK)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.asyncio
 
 def active_run(spawned: list) -> ActiveRun:
     def spawn(coro) -> None:
-        spawned.append(coro)
+        spawned.append((coro.__qualname__, coro.cr_frame.f_locals.get("self")))
         coro.close()  # not run: the test looks at what was asked for
 
     publisher = SimpleNamespace(local=lambda key, chunks: None, send=lambda key, chunks: None)
@@ -26,10 +26,11 @@ def active_run(spawned: list) -> ActiveRun:
 
 
 def timer_in(run: ActiveRun) -> float | None:
-    """Seconds until the run's flush timer fires (None: no timer)."""
-    if run.flush_handle is None:
+    """Seconds until the run flushes, on a timer of its own or the writer's tick (None: neither)."""
+    handle = run.flush_handle if run.flush_handle is not None else run.writer.tick if run.flush_due else None
+    if handle is None:
         return None
-    return run.flush_handle.when() - asyncio.get_running_loop().time()
+    return handle.when() - asyncio.get_running_loop().time()
 
 
 def step_finish(continued: bool) -> dict:
@@ -59,4 +60,33 @@ async def test_a_step_end_writes_at_once_and_the_last_step_leaves_its_tail_to_th
     assert 0 < timer_in(run) <= FLUSH_DELAY_S
     run.emit(step_finish(False))
     assert len(spawned) == 1 and FLUSH_DELAY_S < timer_in(run) <= TAIL_DELAY_S
+    run.flush_handle.cancel()
+
+
+async def test_the_steps_in_progress_of_several_runs_flush_together_on_the_writers_tick():
+    """No timer per run: the runs whose step is streaming flush on the process's tick, at most
+    FLUSH_DELAY_S after the first of them, and their batches make one write."""
+    spawned: list = []
+    first = active_run(spawned)
+    second = active_run(spawned)
+    second.writer = first.writer  # one process, one writer
+    for run in (first, second):
+        run.emit({"type": "start", "payload": {}})
+        run.emit({"type": "step-start", "payload": {}})
+        run.emit({"type": "text-delta", "payload": {"text": "h"}})
+    assert first.flush_handle is None and second.flush_handle is None and spawned == []
+    assert first.writer.tick is not None and 0 < timer_in(second) <= FLUSH_DELAY_S
+    await asyncio.sleep(FLUSH_DELAY_S + 0.02)
+    assert spawned == [("ActiveRun.flush", first), ("ActiveRun.flush", second)]
+
+
+async def test_a_run_scheduled_otherwise_since_is_not_flushed_by_the_tick():
+    spawned: list = []
+    run = active_run(spawned)
+    run.emit({"type": "start", "payload": {}})
+    run.emit({"type": "step-start", "payload": {}})
+    run.emit(step_finish(False))  # the last step: its tail waits for the run's end
+    assert FLUSH_DELAY_S < timer_in(run) <= TAIL_DELAY_S
+    await asyncio.sleep(FLUSH_DELAY_S + 0.02)
+    assert spawned == []
     run.flush_handle.cancel()
