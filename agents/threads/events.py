@@ -101,8 +101,8 @@ def events_append_many(*, key: str, writes: list[dict]) -> list[bool]:
         for lease in changed.values():
             if lease.last_seq % min(PRUNE_EVERY, retention) < written.get(lease.thread_id, 0):  # as events_append_locked
                 ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
-            ThreadLease.objects.update_rows({"thread_id": lease.thread_id},
-                                            {"last_seq": lease.last_seq, "reserved_seq": lease.reserved_seq})
+        # one executemany (one round trip on PostgreSQL), not an UPDATE per thread
+        ThreadLease.objects.update_instances(list(changed.values()), ("last_seq", "reserved_seq"))
         return results
 
 
