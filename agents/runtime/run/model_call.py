@@ -39,9 +39,11 @@ REASON_CHARS = 500
 
 def entry_request(request: ModelRequest, entry: ChainEntry) -> ModelRequest:
     """``request`` for ``entry``'s model: its own settings and provider options over the call's,
-    and no retries inside the SDK (the chain retries, so that every wait is its own)."""
+    and no retries inside the SDK (the chain retries, so that every wait is its own). A step's
+    request (``step._request``) says no SDK retries already: for a model without settings of its
+    own it goes as it is."""
     if not entry.model_settings and not entry.provider_options:
-        return dataclasses.replace(request, sdk_retries=0)
+        return request if request.sdk_retries == 0 else dataclasses.replace(request, sdk_retries=0)
     settings = {**(request.settings or {}), **entry.model_settings}
     options = dict(request.provider_options or {})
     for provider, values in entry.provider_options.items():

@@ -127,6 +127,7 @@ def _request(run: Any, model: Any, system: list[dict], messages: list[dict], too
         settings=opts.get("model_settings") or {}, provider_options=opts.get("provider_options") or {},
         response_format=response_format, abort_signal=run.abort_signal,
         include_raw=bool(opts.get("include_raw_chunks")),
+        sdk_retries=0,  # the model chain retries (``model_call``), never the SDK
     )
 
 
