@@ -18,7 +18,7 @@ from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.autobahn_logging import plain_autobahn_log_arguments  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
-from agents.heap import heap_freeze  # noqa: E402
+from agents.heap import heap_freeze, heap_young_generation  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
 from mastra_site.websocket_auth import SessionAuthStack  # noqa: E402
@@ -45,5 +45,7 @@ application = start_with_server(ProtocolTypeRouter({
     # browsers only (mastra_site.origins)
     "websocket": SameOriginValidator(SessionAuthStack(URLRouter(chat.routing.websocket_urlpatterns))),
 }))
-# the application is loaded: its long-lived objects leave the collector's full walks (agents.heap)
+# the application is loaded: its long-lived objects leave the collector's full walks, and the
+# young generation is sized for a server (agents.heap)
 heap_freeze(collect=True)
+heap_young_generation()

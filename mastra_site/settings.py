@@ -346,6 +346,10 @@ MASTRA_TRACE_BATCH = env_bool("MASTRA_TRACE_BATCH", True)
 # the objects a process builds while it starts are frozen out of the garbage collector's full
 # collections (agents.heap): no 100-200 ms stop of the event loop to walk them under load
 MASTRA_GC_FREEZE = env_bool("MASTRA_GC_FREEZE", True)
+# a serving process's youngest garbage-collector generation holds this many objects before it is
+# collected (agents.heap.heap_young_generation; CPython's 700 promotes a step's short-lived objects
+# to the old generation, whose full collections stop the event loop); 0 keeps CPython's
+MASTRA_GC_YOUNG_OBJECTS = env_int("MASTRA_GC_YOUNG_OBJECTS", 5000, minimum=0, maximum=1_000_000)
 # a web process's threads on one CPU (mastra_site.cpu_affinity): empty leaves them where the kernel
 # puts them, "auto" gives each web process a CPU of its own, or a CPU list ("1", "0,2", "0-3")
 MASTRA_CPU_AFFINITY = env_str("MASTRA_CPU_AFFINITY", "").strip()

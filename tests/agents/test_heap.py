@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import gc, json
+cpython = gc.get_threshold()
 import django
 django.setup()
 after_setup = gc.get_freeze_count()
@@ -24,12 +25,14 @@ for item in garbage:
 del garbage, item
 collected = gc.collect()
 print(json.dumps({"after_setup": after_setup, "frozen": frozen, "collected": collected,
-                  "tracked": len(gc.get_objects())}))
+                  "tracked": len(gc.get_objects()), "threshold": gc.get_threshold(),
+                  "cpython": cpython}))
 """
 
 
 def probe(**env: str) -> dict:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "MASTRA_GC_FREEZE")}
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("DATABASE_URL", "MASTRA_GC_FREEZE", "MASTRA_GC_YOUNG_OBJECTS")}
     clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), **env)
     proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True,
                           timeout=120)
@@ -50,3 +53,14 @@ def test_freezing_can_be_turned_off():
     assert got["after_setup"] == got["frozen"] == 0
     assert got["collected"] >= 1000
     assert got["tracked"] > 50_000
+
+
+def test_a_serving_process_collects_its_young_generation_every_5000_objects():
+    """CPython's 700 promotes a step's short-lived objects to the old generation, whose full
+    collections stop the event loop: the ASGI application sizes the youngest generation (the
+    other two thresholds stay CPython's)."""
+    got = probe()
+    assert got["threshold"] == [5000, *got["cpython"][1:]]
+    assert probe(MASTRA_GC_YOUNG_OBJECTS="20000")["threshold"][0] == 20000
+    got = probe(MASTRA_GC_YOUNG_OBJECTS="0")
+    assert got["threshold"] == got["cpython"]  # CPython's own
