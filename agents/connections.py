@@ -160,6 +160,16 @@ def _keyed_thread(key: str) -> ThreadPoolExecutor | None:
     return _keyed_executors[hash(key) % count]
 
 
+def keyed_queue(key: str) -> int:
+    """Which database queue ``key``'s ``KEYED`` calls go to (0 where they all go to the worker
+    thread): calls that touch several threads' rows in one transaction are split by it, so that each
+    part runs where those threads' other calls run and never waits for their row locks."""
+    count = settings.MASTRA_THREAD_DB_THREADS
+    if count <= 1 or not _on_postgresql(settings.DATABASES[DEFAULT_DB_ALIAS]["ENGINE"]):
+        return 0
+    return hash(key) % count
+
+
 @functools.lru_cache(maxsize=8)
 def _on_postgresql(engine: str) -> bool:
     """Whether ``engine`` is PostgreSQL's. Read from the settings, not from ``connections``: on the

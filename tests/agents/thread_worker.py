@@ -91,7 +91,7 @@ async def record(sub, path: str) -> None:
 def stall_event_writes(runtime, after: int) -> None:
     """``THREAD_TEST_STALL_EVENTS_AFTER``: the runtime's writes to the event log after the first
     ``after`` ones wait forever."""
-    write = runtime.store.append_events
+    write, write_many = runtime.store.append_events, runtime.store.append_events_many
     done = 0
 
     async def stalled(**kwargs):
@@ -101,7 +101,15 @@ def stall_event_writes(runtime, after: int) -> None:
         done += 1
         return await write(**kwargs)
 
+    async def stalled_many(**kwargs):  # the runs' grouped writes (``EventLogWriter``), counted as one
+        nonlocal done
+        if done >= after:
+            await asyncio.Event().wait()
+        done += 1
+        return await write_many(**kwargs)
+
     runtime.store.append_events = stalled
+    runtime.store.append_events_many = stalled_many
 
 
 async def main() -> None:

@@ -236,7 +236,7 @@ class EventLogWriter:
                         _settle(done, ok)
             else:
                 for (_, done), ok in zip(group, results):
-                    _settle(done, ok)
+                    _settle(done, error=ok) if isinstance(ok, Exception) else _settle(done, ok)
         finally:
             for _, done in group:  # cancelled before the end (the loop ends)
                 if not done.done():

@@ -134,9 +134,10 @@ class ThreadStore(Protocol):
 
     async def append_events_many(self, *, writes: list[dict]) -> list[bool]:
         """Several :meth:`append_events` at once (``[{"key", "token", "events", "reserve"}]``, in
-        order), each fenced by its own token: one result per write. A store written by many runs at
-        once makes it one transaction; a store without it gets one ``append_events`` per write
-        (``events.EventLogWriter``)."""
+        order), each fenced by its own token: one result per write (an exception in place of a
+        write that failed on its own, when the store could tell). A store written by many runs at
+        once makes it few transactions; a store without it gets one ``append_events`` per write
+        (``events.EventLogWriter``). Raising means nothing was written."""
         ...
 
     async def read_events(self, *, key: str, after_seq: int | None = None, run_id: str | None = None) -> list[dict]:
