@@ -165,21 +165,23 @@ class EventPublisher:
 
 
 class EventLogWriter:
-    """The event-log writes of a process's runs, grouped: the batches that runs hand over in one
-    turn of the event loop go together, one transaction for all their threads
-    (``ThreadStore.append_events_many``), each still fenced by its own run's token. The runs whose
-    step in progress waits for its write do not each set a timer: they flush together on the
-    process's tick (:meth:`flush_on_tick`), at most :data:`FLUSH_DELAY_S` after the first of them.
+    """The event-log writes of a process's streaming runs, grouped. A run whose step is in
+    progress does not set a timer of its own: it flushes on the process's tick
+    (:meth:`flush_on_tick`), at most :data:`FLUSH_DELAY_S` after the first run due, and the batches
+    of one tick (of one turn of the event loop, :meth:`append`) make one transaction for all their
+    threads (``ThreadStore.append_events_many``), each still fenced by its own run's token. A
+    run's other writes (a step's end, chunks held beyond the reservation) go on their own, at once
+    (``ActiveRun.flush``).
 
     A process streaming many runs at once (say 50 runs, each writing a step's chunks every
     :data:`FLUSH_DELAY_S`) thus makes ten transactions a second instead of one per run and batch
     (measured with ``bench/websocket.py --cases redis``: 100 runs streaming 20 chunks a second over
-    two processes, the event log's writes were a sixth of each process's time). A group does not
-    wait for the one before it: each takes its place in the database queue when it is made (a
-    group that waited for the previous one would queue twice). A group that fails (a database
-    error, a chunk the store refuses) is written again one batch at a time, so that a failure
-    stays with the run it belongs to. A store without ``append_events_many`` gets one
-    ``append_events`` per batch."""
+    two processes, the event log's writes were a sixth of each process's time; a process wrote
+    5,800 batches in about 150 transactions). A group does not wait for the one before it: each
+    takes its place in the database queue when it is made (a group that waited for the previous
+    one would queue twice). A group that fails (a database error, a chunk the store refuses) is
+    written again one batch at a time, so that a failure stays with the run it belongs to. A store
+    without ``append_events_many`` gets one ``append_events`` per batch."""
 
     def __init__(self, store: ThreadStore, spawn: Callable = asyncio.ensure_future):
         self.store = store
@@ -220,7 +222,7 @@ class EventLogWriter:
         due, self._due = self._due, []
         for run in due:
             if run.flush_due:  # not flushed nor scheduled otherwise since
-                self._spawn(run.flush())
+                self._spawn(run.flush(grouped=True))
 
     async def _write_group(self, group: list[tuple[dict, asyncio.Future]]) -> None:
         try:
@@ -371,8 +373,13 @@ class ActiveRun:
         else:
             self.flush_handle = asyncio.get_running_loop().call_later(delay, lambda: self._spawn(self.flush()))
 
-    async def flush(self) -> None:
-        """Write buffered chunks to the event log (fenced)."""
+    async def flush(self, *, grouped: bool = False) -> None:
+        """Write buffered chunks to the event log (fenced): on the writer's tick (``grouped``) with
+        the other runs' of the tick, in one transaction; otherwise (a step's end, chunks held beyond
+        the reservation, the opening chunks) in one of their own, at once. Measured with 500 runs
+        at once on PostgreSQL (``bench/concurrency.py``), grouping those too doubled the time
+        between two model steps (p50 87-89 -> 140-237 ms): a run's write waited for the whole
+        group's, on the thread's database queue."""
         self.flush_due = False
         if self.flush_handle is not None:
             self.flush_handle.cancel()
@@ -382,13 +389,18 @@ class ActiveRun:
         if not self.pending or self.lost:
             return
         batch, self.pending = self.pending, []
-        self.flushing = asyncio.ensure_future(self._write(batch))
+        self.flushing = asyncio.ensure_future(self._write(batch, grouped))
         await asyncio.shield(self.flushing)
 
-    async def _write(self, batch: list[dict]) -> None:
+    async def _write(self, batch: list[dict], grouped: bool = False) -> None:
         reserve = self.wanted_reservation()
         try:
-            ok = await self.writer.append(self.key, self.token, batch, reserve)
+            if grouped:
+                ok = await self.writer.append(self.key, self.token, batch, reserve)
+            elif reserve is None:
+                ok = await self.store.append_events(key=self.key, token=self.token, events=batch)
+            else:
+                ok = await self.store.append_events(key=self.key, token=self.token, events=batch, reserve=reserve)
         except Exception:
             logger.exception("could not write events of run %s", self.run_id)
             return

@@ -90,3 +90,33 @@ async def test_a_run_scheduled_otherwise_since_is_not_flushed_by_the_tick():
     await asyncio.sleep(FLUSH_DELAY_S + 0.02)
     assert spawned == []
     run.flush_handle.cancel()
+
+
+async def test_a_steps_end_writes_on_its_own_and_a_streaming_step_on_the_tick_with_the_others():
+    """The tick's batches go in one grouped write; a step's end is written at once, alone (grouped,
+    it would wait for the whole group's write)."""
+    calls = []
+
+    class Store:
+        async def append_events(self, *, key, token, events, reserve=None):
+            calls.append(("single", key, [c["type"] for c in events]))
+            return True
+
+        async def append_events_many(self, *, writes):
+            calls.append(("group", [w["key"] for w in writes]))
+            return [True] * len(writes)
+
+    publisher = SimpleNamespace(local=lambda key, chunks: None, send=lambda key, chunks: None)
+    runs = [ActiveRun(key=key, agent=None, run_id=f"run-{key}", token=1, last_seq=0, resource_id="u",
+                      thread_id=key, store=Store(), publisher=publisher, spawn=asyncio.ensure_future,
+                      reserved_seq=256) for key in ("k1", "k2")]
+    runs[1].writer = runs[0].writer
+    for run in runs:
+        run.emit({"type": "start", "payload": {}})
+        run.emit({"type": "step-start", "payload": {}})
+        run.emit({"type": "text-delta", "payload": {"text": "h"}})
+    await asyncio.sleep(FLUSH_DELAY_S + 0.05)
+    assert calls == [("group", ["k1", "k2"])]
+    runs[0].emit(step_finish(True))
+    await asyncio.sleep(0.01)
+    assert calls[1:] == [("single", "k1", ["step-finish"])]
