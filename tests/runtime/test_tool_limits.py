@@ -44,20 +44,24 @@ async def test_a_slow_sync_tool_runs_in_a_worker_thread_and_the_loop_keeps_runni
     assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.2
 
 
-async def test_a_quick_sync_tool_runs_on_the_event_loop_until_a_second_call_is_not_quick(caplog):
-    """``quick=True``: no thread hand-off. A second call over the limit (2 ms) within 8 calls of the
-    first sends the tool's later calls back to the worker thread, with a warning: a misjudged tool
-    cannot keep the loop waiting."""
-    threads = []
-
+def quick_tool(threads: list):
+    """A quick tool that notes the thread of each call; ``{"slow": True}`` makes a call take 10 ms."""
     def execute(input):
         threads.append(threading.current_thread().name)
         if input.get("slow"):
             time.sleep(0.01)
         return "ok"
 
+    return create_tool(id="t", execute=execute, quick=True)
+
+
+async def test_a_quick_sync_tool_runs_on_the_event_loop_until_a_second_call_is_not_quick(caplog):
+    """``quick=True``: no thread hand-off. A second call over the limit (2 ms) within 8 calls of the
+    first sends the tool's later calls back to the worker thread, with a warning: a misjudged tool
+    cannot keep the loop waiting."""
+    threads = []
     here = threading.current_thread().name
-    tool = create_tool(id="t", execute=execute, quick=True)
+    tool = quick_tool(threads)
     await call_once(tool)
     assert threads == [here] and tool.quick
     await call_once(tool, {"slow": True})
@@ -76,14 +80,7 @@ async def test_slow_quick_calls_further_apart_than_the_window_keep_the_tool_on_t
     something else) is no fault of the tool's: only two within 8 calls end its quick status."""
     here = threading.current_thread().name
     threads = []
-
-    def execute(input):
-        threads.append(threading.current_thread().name)
-        if input.get("slow"):
-            time.sleep(0.01)
-        return "ok"
-
-    tool = create_tool(id="t", execute=execute, quick=True)
+    tool = quick_tool(threads)
     for _ in range(3):
         await call_once(tool, {"slow": True})
         for _ in range(8):
