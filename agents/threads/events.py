@@ -29,11 +29,23 @@ def event_retention() -> int:
 def events_append_locked(lease: ThreadLease, chunks: list[dict]) -> None:
     """Write ``chunks`` (numbered already) under the lease the caller locked; ``lease.last_seq``
     follows (the caller saves the lease). The last :func:`event_retention` events are kept."""
-    ThreadEvent.objects.insert_rows([{"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "",
-                                      "chunk": c} for c in chunks])
+    ThreadEvent.objects.insert_rows(event_rows(lease, chunks))
     lease.last_seq = max(lease.last_seq, chunks[-1]["seq"])
+    events_prune(lease, len(chunks))
+
+
+def event_rows(lease: ThreadLease, chunks: list[dict]) -> list[dict]:
+    """The ``ThreadEvent`` rows of ``chunks`` (numbered already) on ``lease``'s thread."""
+    return [{"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "", "chunk": c}
+            for c in chunks]
+
+
+def events_prune(lease: ThreadLease, written: int) -> None:
+    """After ``written`` events up to ``lease.last_seq``: delete the thread's events past the last
+    :func:`event_retention` ones, now and then (when ``last_seq`` crossed a multiple of
+    :data:`PRUNE_EVERY`), not on every write."""
     retention = event_retention()
-    if lease.last_seq % min(PRUNE_EVERY, retention) < len(chunks):  # now and then, not on every write
+    if lease.last_seq % min(PRUNE_EVERY, retention) < written:
         ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
 
 
@@ -87,8 +99,7 @@ def events_append_many(*, key: str, writes: list[dict]) -> list[bool]:
                 continue
             events = write["events"]
             if events:
-                rows.extend({"thread_id": lease.thread_id, "seq": c["seq"], "run_id": c.get("runId") or "", "chunk": c}
-                            for c in events)
+                rows.extend(event_rows(lease, events))
                 lease.last_seq = max(lease.last_seq, events[-1]["seq"])
                 written[lease.thread_id] = written.get(lease.thread_id, 0) + len(events)
             if write.get("reserve") is not None:
@@ -97,10 +108,8 @@ def events_append_many(*, key: str, writes: list[dict]) -> list[bool]:
             results.append(True)
         if rows:
             ThreadEvent.objects.insert_rows(rows)
-        retention = event_retention()
         for lease in changed.values():
-            if lease.last_seq % min(PRUNE_EVERY, retention) < written.get(lease.thread_id, 0):  # as events_append_locked
-                ThreadEvent.objects.filter(thread_id=lease.thread_id, seq__lte=lease.last_seq - retention).delete()
+            events_prune(lease, written.get(lease.thread_id, 0))
         # one executemany (one round trip on PostgreSQL), not an UPDATE per thread
         ThreadLease.objects.update_instances(list(changed.values()), ("last_seq", "reserved_seq"))
         return results

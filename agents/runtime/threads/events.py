@@ -251,8 +251,6 @@ class EventLogWriter:
         return await many(writes=writes)
 
     async def _write_one(self, write: dict) -> bool:
-        if write["reserve"] is None:
-            return await self.store.append_events(key=write["key"], token=write["token"], events=write["events"])
         return await self.store.append_events(key=write["key"], token=write["token"], events=write["events"],
                                               reserve=write["reserve"])
 
@@ -397,8 +395,6 @@ class ActiveRun:
         try:
             if grouped:
                 ok = await self.writer.append(self.key, self.token, batch, reserve)
-            elif reserve is None:
-                ok = await self.store.append_events(key=self.key, token=self.token, events=batch)
             else:
                 ok = await self.store.append_events(key=self.key, token=self.token, events=batch, reserve=reserve)
         except Exception:
