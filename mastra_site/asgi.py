@@ -21,6 +21,7 @@ from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
 from agents.heap import heap_freeze, heap_young_generation  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
+from mastra_site.tcp_writes import tcp_write_through  # noqa: E402
 from mastra_site.websocket_auth import SessionAuthStack  # noqa: E402
 from mastra_site.workers import start_with_server  # noqa: E402
 
@@ -29,6 +30,8 @@ refuse_unsafe_start()
 apply_cpu_affinity()
 # autobahn colours a debug line's arguments for every websocket frame, logged or not (mastra_site.autobahn_logging)
 plain_autobahn_log_arguments()
+# Twisted buffers every write for the reactor's next turn; send at once when nothing waits (mastra_site.tcp_writes)
+tcp_write_through()
 
 
 def http_application(site=None):
