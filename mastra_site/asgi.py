@@ -18,6 +18,7 @@ from agents.api.handler import ApiHandler, api_first  # noqa: E402
 from mastra_site.autobahn_logging import plain_autobahn_log_arguments  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
+from mastra_site.daphne_requests import daphne_skips_form_parsing  # noqa: E402
 from agents.heap import heap_freeze, heap_young_generation  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
 from mastra_site.origins import SameOriginValidator  # noqa: E402
@@ -32,6 +33,8 @@ apply_cpu_affinity()
 plain_autobahn_log_arguments()
 # Twisted buffers every write for the reactor's next turn; send at once when nothing waits (mastra_site.tcp_writes)
 tcp_write_through()
+# Twisted parses a POST's form body into args that Daphne never reads (mastra_site.daphne_requests)
+daphne_skips_form_parsing()
 
 
 def http_application(site=None):
