@@ -15,11 +15,11 @@ A *stored message* adds ``id``, ``createdAt`` and, on memory threads, ``threadId
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from .errors import AgentConfigError
 from .random_ids import uuid4_hex, uuid4_str
+from .timestamps import now_iso  # noqa: F401 - the runtime takes it from here, beside new_id
 
 ROLES = ("system", "user", "assistant", "tool")
 USER_PART_TYPES = ("text", "image", "file")
@@ -27,10 +27,6 @@ USER_PART_TYPES = ("text", "image", "file")
 
 def new_id(prefix: str = "") -> str:
     return f"{prefix}{uuid4_hex()}" if prefix else uuid4_str()
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
 
 
 def _normalize_part(part: Any, where: str) -> dict:

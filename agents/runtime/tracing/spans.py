@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import AgentConfigError
 from ..naming import option_dict, snake_keys
 from ..random_ids import random_hex
+from ..timestamps import iso_of
 
 TRACE_ID = re.compile(r"^[0-9a-f]{1,32}$")
 SPAN_ID = re.compile(r"^[0-9a-f]{1,16}$")
@@ -25,10 +25,6 @@ def new_trace_id() -> str:
 
 def new_span_id() -> str:
     return random_hex(8)
-
-
-def _iso(stamp: float) -> str:
-    return datetime.fromtimestamp(stamp, timezone.utc).isoformat()
 
 
 class Span:
@@ -76,8 +72,8 @@ class Span:
         """JSON-safe form (what stores and exporters get)."""
         return {"trace_id": self.trace_id, "span_id": self.span_id, "parent_span_id": self.parent_span_id,
                 "name": self.name, "type": self.type, "attributes": self.attributes, "metadata": self.metadata,
-                "input": self.input, "output": self.output, "error": self.error, "started_at": _iso(self.started),
-                "ended_at": _iso(self.ended) if self.ended is not None else None,
+                "input": self.input, "output": self.output, "error": self.error, "started_at": iso_of(self.started),
+                "ended_at": iso_of(self.ended) if self.ended is not None else None,
                 "duration_ms": int((self.ended - self.started) * 1000) if self.ended is not None else None}
 
     def __repr__(self) -> str:
