@@ -14,8 +14,11 @@ take (a full socket buffer, an error) goes Twisted's way, buffered behind the re
 keep their order: anything already buffered sends the new bytes Twisted's way too. A connection
 closing or a TLS connection (``startTLS``) keeps Twisted's own ``write``. A registered producer
 (Twisted's HTTP channel stays one after the websocket handshake) changes nothing: bytes sent at once
-never fill the buffer it would be paused for. It runs when the ASGI application is built (``mastra_site.asgi``); with a Twisted whose
-connection lacks what it relies on, it leaves Twisted alone.
+never fill the buffer it would be paused for. Twisted's HTTP channel sets ``TCP_NODELAY``, so an HTTP
+response's head and body, now two sends, are not held back by Nagle's algorithm.
+
+It runs when the ASGI application is built (``mastra_site.asgi``); with a Twisted whose connection
+lacks what it relies on, it leaves Twisted alone.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def write_through(original):
             return original(self, data)
         sent = self.writeSomeData(data)
         if isinstance(sent, Exception) or sent <= 0:
-            # nothing left: the reactor's write finds the error (or the room) the usual way
+            # nothing sent: the reactor's write finds the error (or the room) the usual way
             return original(self, data)
         if sent < len(data):
             original(self, data[sent:])
