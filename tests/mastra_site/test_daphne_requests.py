@@ -57,4 +57,3 @@ def test_twisteds_own_request_still_parses_forms():
     request = Plain(mock.Mock(), False)
     receive_form(request)
     assert request.args[b"username"] == [b"ada"]
-
