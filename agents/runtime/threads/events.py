@@ -306,7 +306,9 @@ class ActiveRun:
         #: the run's end is being written: a renewal that finds the lease gone means nothing then
         #: (the end released or handed it on; a takeover fences the end's own write)
         self.ending = False
-        self.yielded_at = 0.0  # loop time the run last let subscribers run
+        #: the mark on the event loop of the run's current stretch of work, if any
+        #: (``threads.runtime.LoopTurn``: the run lets its subscribers run when it lasts too long)
+        self.loop_turn: Any = None
         #: the run's first model step has begun: until then, its opening chunks (``start``, the
         #: inputs it took) wait for that step's writes instead of a timer of their own (measured: with
         #: 50 sends at once, the run's own reads before its first step queued longer than the timer,

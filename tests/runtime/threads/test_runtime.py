@@ -13,6 +13,7 @@ from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import (SUBSCRIBER_BUFFER_MAX, SUBSCRIBER_OVERFLOW, InMemoryThreadStore, ThreadRuntime,
                                     set_thread_runtime, thread_key)
 from agents.runtime.threads import memory_store as memory_store_module
+from agents.runtime.threads import runtime as runtime_module
 from agents.runtime.threads.events import SEQ_BLOCK
 
 pytestmark = pytest.mark.asyncio
@@ -99,6 +100,52 @@ async def test_a_subscriber_that_keeps_up_is_never_dropped(runtime):
     assert [c["type"] for c in chunks if c["type"] == "error"] == []
     assert "".join(c["payload"]["text"] for c in chunks if c["type"] == "text-delta") == "echo: abcdefghij"
     sub.unsubscribe()
+
+
+async def test_a_model_that_never_pauses_still_lets_subscribers_read_as_it_streams(runtime):
+    agent = echo_agent(chunk_size=1)  # 2,000 deltas, never a pause: the run alone would keep the loop
+    runtime.subscriptions.buffer_max = 10_000
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    handed_out_at_first_read: list[int] = []
+
+    async def read_run():
+        async for chunk in sub.stream:
+            if chunk["type"] == "text-delta" and not handed_out_at_first_read:
+                handed_out_at_first_read.append(len(runtime.active[thread_key(R, T)].chunks))
+            if chunk["type"] == "finish":
+                return
+
+    reader = asyncio.ensure_future(read_run())
+    result = await agent.send_message("x" * 2000, resource_id=R, thread_id=T)
+    await asyncio.wait_for(reader, TIMEOUT)
+    await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+    sub.unsubscribe()
+    # the first delta reached the subscriber while most of the 2,000 were still to come
+    assert handed_out_at_first_read and handed_out_at_first_read[0] < 1000
+
+
+async def test_a_run_that_waits_for_its_model_between_chunks_does_not_also_go_round_the_loop(runtime, monkeypatch):
+    yields = []
+
+    class CountedYield:
+        def __await__(self):
+            yields.append(1)
+            yield
+
+    monkeypatch.setattr(runtime_module, "_YIELD", CountedYield())
+    runtime.subscriptions.buffer_max = 10_000
+    agent = echo_agent(chunk_size=1, delay_ms=1)  # the model sleeps before each of its 100 deltas
+    sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    result = await agent.send_message("y" * 94, resource_id=R, thread_id=T)
+    full = await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)
+    read = await asyncio.wait_for(sub.stream.__anext__(), TIMEOUT)
+    sub.unsubscribe()
+    assert full.text == "echo: " + "y" * 94
+    assert read["type"] == "start" and thread_key(R, T) not in runtime.active  # subscribed to the end
+    # the subscribers ran while the model slept; a yield after every chunk (one per delta) made each
+    # chunk of a run on a busy loop wait a turn more. The run's first chunk yields; a rare other one
+    # where the machine stalls the run for a millisecond between two sleeps.
+    assert 1 <= len(yields) < 25
 
 
 async def test_each_input_is_rendered_once(runtime, monkeypatch):
