@@ -16,13 +16,14 @@ Each twin names the thread its calls run on:
   not queue behind everything else (the notification store's group commits, whose batches for
   different threads are written in parallel). Such a thread sees no request signals: a connection
   left broken by a database error is closed before the next call, which reconnects.
-- ``KEYED``: for the thread runtime's calls, which name a thread (a ``key`` keyword argument). On
-  PostgreSQL, each is run on one of ``MASTRA_THREAD_DB_THREADS`` threads (default 4), each with its
-  own connection, chosen by the key: the calls for one thread keep their order (one thread, one
-  queue), while different threads' calls no longer wait for one another behind the worker thread
-  (measured: with 500 runs at once, the worker thread was busy 90 % of the time, 71 % of it waiting
-  for PostgreSQL's answers). On SQLite (one writer at a time anyway), a call without a key, or with
-  ``MASTRA_THREAD_DB_THREADS`` at 1, it is a ``WORKER`` call.
+- ``KEYED``: for the thread runtime's calls, which name a thread (a ``key`` keyword argument). With
+  ``MASTRA_THREAD_DB_THREADS`` above 1, on PostgreSQL, each is run on one of that many threads, each
+  with its own connection, chosen by the key: the calls for one thread keep their order (one
+  thread, one queue), while different threads' calls do not wait for one another. At 1 (the
+  default), on SQLite (one writer at a time anyway) or without a key, it is a ``WORKER`` call. More
+  threads take more of the interpreter lock the event loop needs: each handles its answers in
+  Python (measured with 500 runs at once on PostgreSQL, ``bench/concurrency.py``: the loop's p99 lag
+  52 to 57 ms with 4 threads, 15 to 16 ms with the worker thread alone).
 - ``LEASE``: the process's lease thread, for the one call that must not wait behind the worker
   thread: a lease renewal. When the worker thread's queue is longer than a lease's time-to-live, a
   renewal queued there comes too late, another process takes the thread over and the run's inputs

@@ -275,8 +275,9 @@ MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")
 MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000, minimum=100, maximum=3_600_000)
 # On PostgreSQL the thread runtime's database calls run on this many threads of their own (each
-# thread's calls on one of them, in order; agents.connections KEYED), one connection each
-MASTRA_THREAD_DB_THREADS = env_int("MASTRA_THREAD_DB_THREADS", 4, minimum=1, maximum=64)
+# thread's calls on one of them, in order; agents.connections KEYED), one connection each; at 1
+# (the default) on the worker thread, which keeps the event loop's wait for the interpreter short
+MASTRA_THREAD_DB_THREADS = env_int("MASTRA_THREAD_DB_THREADS", 1, minimum=1, maximum=64)
 #: runs a thread input may take without saving their end before it is parked as failed
 MASTRA_INPUT_MAX_ATTEMPTS = env_int("MASTRA_INPUT_MAX_ATTEMPTS", 3, minimum=1, maximum=100)
 MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15, minimum=1,

@@ -46,6 +46,15 @@ def test_one_database_thread_means_the_worker_thread(postgres_db, settings):
     assert not any(name.startswith("mastra-db-") for names in threads.values() for name in names)
 
 
+def test_by_default_the_thread_calls_are_on_the_worker_thread(postgres_db):
+    """More database threads hold the interpreter lock the event loop needs (docs/threads.md)."""
+    from django.conf import settings
+
+    assert settings.MASTRA_THREAD_DB_THREADS == 1
+    threads, _ = asyncio.run(calls(["a\x1fb", "c\x1fd"], 2))
+    assert not any(name.startswith("mastra-db-") for names in threads.values() for name in names)
+
+
 def test_on_sqlite_every_call_is_on_the_worker_thread(settings):
     from django.db import connection
 
