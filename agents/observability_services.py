@@ -55,10 +55,11 @@ def score_save(*, score: dict) -> Score:
         created_at=_time(score.get("created_at")) or timezone.now())
 
 
-def span_rows(spans: list[dict]) -> list[dict]:
+def span_rows(spans: list) -> list[dict]:
     """The rows (``{field: value}``, JSON fields encoded once: :class:`agents.sql.JsonText`) of one
-    trace's finished spans, for :func:`agents.sql.insert`; each span gets the run id of its nearest
-    ``agent_run`` span."""
+    trace's finished spans (records, or the runtime's ``Span`` objects a run store queued), for
+    :func:`agents.sql.insert`; each span gets the run id of its nearest ``agent_run`` span."""
+    spans = [s if isinstance(s, dict) else s.to_dict() for s in spans]
     by_id = {s["span_id"]: s for s in spans}
 
     def run_of(span: dict) -> str:
@@ -117,8 +118,9 @@ def spans_writer_shutdown(**kwargs) -> None:
     _writer.shutdown()
 
 
-def spans_submit(spans: list[dict]) -> bool:
-    """Queue one finished trace for :func:`spans_writer` (no I/O); False when it was dropped."""
+def spans_submit(spans: list) -> bool:
+    """Queue one finished trace (its span records, or its ``Span`` objects: the writer's thread
+    makes their records) for :func:`spans_writer` (no I/O); False when it was dropped."""
     return spans_writer().submit(spans)
 
 

@@ -322,6 +322,16 @@ class DjangoStore:
     async def save_score(self, score: dict) -> None:
         await ascore_save(score=score)
 
+    def queue_spans(self, spans: list) -> bool:
+        """With ``MASTRA_TRACE_BATCH`` (the default), queue a finished trace's ``Span`` objects on
+        the process's trace writer and return True: no I/O here, and the writer's thread makes
+        their records (``Span.to_dict``), off the run's path. False when the trace should be
+        stored now (:meth:`save_spans`)."""
+        if not settings.MASTRA_TRACE_BATCH:
+            return False
+        spans_submit(spans)
+        return True
+
     def save_spans(self, spans: list[dict]):
         """Queue the trace on the process's trace writer (``MASTRA_TRACE_BATCH``, the default: no
         I/O here), or return the awaitable that stores it now."""

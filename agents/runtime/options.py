@@ -73,6 +73,8 @@ def check_agent_keywords(unknown: dict, known: tuple[str, ...]) -> None:
 
 def validate_options(options: dict) -> dict:
     """Check names and shapes of call options; return them (snake_case). Raises AgentConfigError."""
+    if not options:  # a call with no options and an agent without defaults: nothing to check
+        return options
     unknown = set(options) - OPTION_NAMES
     if unknown:
         name = sorted(unknown)[0]

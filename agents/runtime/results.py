@@ -15,6 +15,10 @@ from .naming import camel_keys
 USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "total_tokens", "reasoning_tokens", "cached_input_tokens"})
 
 
+#: what :meth:`Usage.zero` copies (a copy of a dict is quicker than keyword arguments)
+_ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+
+
 class Usage(dict):
     """Token usage: a dict with attribute access (``usage.input_tokens``)."""
 
@@ -38,7 +42,7 @@ class Usage(dict):
 
     @classmethod
     def zero(cls) -> "Usage":
-        return cls(input_tokens=0, output_tokens=0, total_tokens=0)
+        return cls(_ZERO_USAGE)
 
 
 @dataclass

@@ -115,6 +115,11 @@ class RunStore(Protocol):
         be a coroutine function, or queue the spans and return None (the site's store: they are
         bookkeeping, stored off the run's path)."""
 
+    def queue_spans(self, spans: list) -> bool:
+        """Optional: take a finished trace's ``Span`` objects for a background writer that makes
+        their records itself (``Span.to_dict``) and return True; False to have :meth:`save_spans`
+        called with the records instead."""
+
 
 class InMemoryStore:
     """Both protocols in plain dicts (single process; lost on exit)."""

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from agents.observability import TraceSpan
 from agents.observability_services import spans_writer
 from agents.runtime import Agent, create_tool
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
+from agents.runtime.tracing import Span, add_trace_exporter, remove_trace_exporter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +41,46 @@ def test_a_generate_without_memory_does_no_database_work_and_no_thread_hop(batch
     assert batched.flush(timeout=10)
     stored = list(TraceSpan.objects.order_by("started_at", "id").values_list("trace_id", "type", "run_id"))
     assert stored == [(result.trace_id, "agent_run", result.run_id), (result.trace_id, "model_step", result.run_id)]
+
+
+def test_the_span_records_are_made_on_the_writers_thread_unless_an_exporter_needs_them(batched, monkeypatch):
+    """The run queues its ``Span`` objects; their records (``to_dict``) are made by the writer's
+    thread. A registered exporter gets them made on the run's path, and the store the same trace."""
+    made_on: list[str] = []
+    to_dict = Span.to_dict
+
+    def recording(span):
+        made_on.append(threading.current_thread().name)
+        return to_dict(span)
+
+    monkeypatch.setattr(Span, "to_dict", recording)
+    agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step("one"), text_step("two")]))
+    first = asyncio.run(agent.generate("hi"))
+    assert made_on == []  # nothing made on the run's path
+    assert batched.flush(timeout=10)
+    assert made_on == ["batch-writer-trace-spans"] * 2
+
+    class Exporter:
+        def __init__(self):
+            self.traces = []
+
+        def export(self, spans):
+            self.traces.append(spans)
+
+    exporter = add_trace_exporter(Exporter())
+    try:
+        made_on.clear()
+        second = asyncio.run(agent.generate("hi"))
+    finally:
+        remove_trace_exporter(exporter)
+    assert made_on == [threading.current_thread().name] * 2
+    assert [[(s["trace_id"], s["type"]) for s in spans] for spans in exporter.traces] == [
+        [(second.trace_id, "agent_run"), (second.trace_id, "model_step")]]
+    assert batched.flush(timeout=10)
+    stored = list(TraceSpan.objects.order_by("started_at", "id").values_list("trace_id", "type", "output"))
+    assert stored == [
+        (first.trace_id, "agent_run", "one"), (first.trace_id, "model_step", {"text": "one", "tool_calls": []}),
+        (second.trace_id, "agent_run", "two"), (second.trace_id, "model_step", {"text": "two", "tool_calls": []})]
 
 
 def test_a_quick_tool_loop_without_memory_stays_on_the_event_loop(batched, hops, django_db_blocker):

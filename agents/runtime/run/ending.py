@@ -85,7 +85,7 @@ async def trace_end(run: Any, text: str) -> None:
     for other in trace.spans:
         if other.ended is None:  # e.g. cut by an abort
             other.end(error=RuntimeError("span not finished when its run ended"))
-    await spans_export([s.to_dict() for s in trace.spans], run.run_store, export=trace.export)
+    await spans_export(list(trace.spans), run.run_store, export=trace.export)
 
 
 def build_result(run: Any, text: str) -> GenerateResult:

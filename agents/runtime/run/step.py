@@ -51,13 +51,15 @@ async def model_step(run: Any) -> None:
             system = system_messages(prepared["system"], "prepare_step.system")
         if prepared.get("messages") is not None:
             messages = prepared["messages"]
-    messages = await processing.input_step_run(run, messages, step_number)
-    for processor in run.input_processors:
-        if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
-            await compute_state(run, processor, messages, step_number)
+    if run.input_processors:  # (the awaits a run without processors need not make)
+        messages = await processing.input_step_run(run, messages, step_number)
+        for processor in run.input_processors:
+            if getattr(processor, "compute_state_signal", None) is not None and getattr(processor, "state_id", None):
+                await compute_state(run, processor, messages, step_number)
     await run.take_inputs_into(messages)
     request = _request(run, model, system, messages, tool_choice, active)
-    await spending.spend_check(run)  # may refuse the call (a budget, a limit): the run ends here
+    if run.policy is not None:
+        await spending.spend_check(run)  # may refuse the call (a budget, a limit): the run ends here
     span = run.span.create_child_span(
         # the system instructions stay out of stored spans, as out of chunks (docs/security.md)
         name=f"step: {step_number}", type="model_step",
@@ -76,7 +78,8 @@ async def model_step(run: Any) -> None:
                  attributes={"finish_reason": step.finish_reason, "usage": dict(step.usage)})
     step_observed(run, step, time.monotonic() - started)
     run.steps.append(step)
-    await spending.spend_record(run, step)
+    if run.policy is not None:
+        await spending.spend_record(run, step)
     if step.tool_calls:
         run.pending_calls = list(step.tool_calls)
         run.done_results = []
