@@ -147,9 +147,34 @@ def _json_param(value: JsonText, db):
     return str(value)
 
 
+#: per field: (the type of the values it takes as they are or None, whether it is a key to another
+#: model's text column); see :func:`_plain_kind`
+_kinds: dict = {}
+
+
+def _plain_kind(field) -> tuple:
+    """A plain field's (:data:`_PLAIN_FIELDS`) value type, or for a foreign key to a text column
+    (a thread's key), ``str``: such a key's ``get_db_prep_save`` is its target's, which returns a
+    non-empty string as it is (an empty one may be stored as NULL)."""
+    kind = _kinds.get(field)
+    if kind is None:
+        plain = _PLAIN_FIELDS.get(type(field))
+        relation = False
+        if plain is None and isinstance(field, models.ForeignKey) and \
+                type(field.target_field) in (models.CharField, models.TextField):
+            plain, relation = str, True
+        kind = _kinds[field] = (plain, relation)
+    return kind
+
+
 def _plain(field, value) -> bool:
-    kind = _PLAIN_FIELDS.get(type(field))
-    return kind is not None and (value is None or type(value) is kind)
+    plain, relation = _plain_kind(field)
+    if plain is None:
+        return False
+    if value is None or type(value) is plain:
+        return not relation or bool(value) or value is None
+    # a text column's choices (``TextChoices`` members) are strings: Django sends them as they are
+    return plain is str and not relation and isinstance(value, str)
 
 
 def _prep_save(field, value, db):
@@ -157,6 +182,11 @@ def _prep_save(field, value, db):
         return value
     if type(value) is JsonText and isinstance(field, models.JSONField):
         return _json_param(value, db)
+    if type(field) is models.JSONField and type(value) in (dict, list):
+        # what the field's ``get_db_prep_save`` comes to for a dict or a list, without its layers
+        return db.ops.adapt_json_value(value, field.encoder)
+    if type(field) is models.DateTimeField and value is None:
+        return None
     if type(field) is models.DateTimeField and type(value) is datetime and value.tzinfo is UTC:
         # what the backends make of an aware UTC time (the stamps the hot path writes): PostgreSQL's
         # driver takes it as it is; SQLite stores the text of its naive form in the connection's zone

@@ -224,3 +224,22 @@ def test_times_are_stored_as_the_orm_stores_them(stamp):
         (mine, stored_mine), (orm, stored_orm) = cursor.fetchall()
     assert (mine, orm) == ("mine", "orm") and stored_mine == stored_orm
     assert sql.select_one(Message, {"message_id": "mine"}).created_at == stamp
+
+
+@pytest.mark.parametrize("model, name, value", [
+    (Message, "thread", "t1"),  # a key to a thread's text column
+    (Message, "thread", ""),  # an empty key: the field's own rule (NULL where the backend wants it)
+    (Message, "thread", None),
+    (Run, "status", Run.Status.RUNNING),  # a choice: a str subclass
+    (ThreadInput, "signal", {"type": "user", "contents": ["é", {"n": 1.5, "none": None}]}),
+    (Message, "content", [{"type": "text", "text": "<x> & \"y\""}]),
+    (ThreadLease, "expires_at", None),
+], ids=["key", "empty-key", "no-key", "choice", "json-dict", "json-list", "no-time"])
+def test_values_are_prepared_as_the_fields_prepare_them(model, name, value):
+    """The quick paths of ``sql._prep_save`` give what the field's ``get_db_prep_save`` gives."""
+    field = model._meta.get_field(name)
+    mine, orm = sql._prep_save(field, value, connection), field.get_db_prep_save(value, connection)
+    if hasattr(orm, "obj"):  # PostgreSQL's jsonb parameter: the value it wraps and how it dumps it
+        assert (type(mine), mine.obj, mine.dumps(mine.obj)) == (type(orm), orm.obj, orm.dumps(orm.obj))
+    else:
+        assert (type(mine), mine) == (type(orm), orm)
