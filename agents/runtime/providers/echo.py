@@ -81,8 +81,8 @@ class EchoModel:
         self.delay = delay_ms / 1000.0
         self.chunk_size = chunk_size
 
-    def _plan(self, request: ModelRequest) -> tuple[list[tuple[str, str]], list[str]]:
-        """Tool calls still to make in this turn, and the lines of the reply.
+    def _plan(self, request: ModelRequest) -> tuple[list[tuple[str, str]], int]:
+        """Tool calls still to make in this turn, and where the inputs not answered yet start.
 
         A turn starts after the last final answer (an assistant message without tool calls).
         """
@@ -103,18 +103,23 @@ class EchoModel:
                         requested.append((match.group(1), match.group(2).strip() or "{}"))
         made = sum(len(_tool_calls(m)) for m in turn if m["role"] == "assistant")
         pending = requested[made:] if request.tool_choice != "none" else []
+        return pending, last_assistant + 1
+
+    @staticmethod
+    def _lines(messages: list[dict]) -> list[str]:
+        """The lines of the reply: the inputs in ``messages`` (the ones not answered yet)."""
         lines: list[str] = []
-        for m in messages[last_assistant + 1:]:
+        for m in messages:
             if m["role"] == "user":
                 lines.extend(_content_text(m["content"]).splitlines() or [""])
             elif m["role"] == "tool":
                 for p in m["content"]:
                     verb = "failed" if p.get("isError") else "returned"
                     lines.append(f"tool {p['toolName']} {verb} {json.dumps(p.get('result'), sort_keys=True, default=str)}")
-        return pending, lines
+        return lines
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[dict]:
-        pending, lines = self._plan(request)
+        pending, unanswered = self._plan(request)
         prompt_words = sum(len(_content_text(m["content"]).split()) for m in request.messages)
         yield {"type": "response-metadata", "id": "echo-response", "model_id": self.model_id,
                "timestamp": None, "headers": {}}
@@ -130,7 +135,7 @@ class EchoModel:
             text = json.dumps(example_for(request.response_format.get("schema") or {}))
             deltas = [text]
         else:
-            body = lines or ["(nothing new)"]
+            body = self._lines(request.messages[unanswered:]) or ["(nothing new)"]
             text_lines = ["echo: " + line if line else "echo:" for line in body]
             deltas = [line + ("\n" if i < len(text_lines) - 1 else "") for i, line in enumerate(text_lines)]
             if self.chunk_size > 0:
