@@ -21,9 +21,10 @@ observes Django's statements (``DEBUG``'s query log, ``connection.execute_wrappe
 through Django's cursor instead, so that nothing is hidden from it.
 
 Only what the hot path needs: equality and ``IN`` filters joined by AND, ordering by columns, a
-limit, ``FOR UPDATE`` where the backend has it (SQLite locks the database on ``BEGIN IMMEDIATE``),
-inserts that may ignore conflicts, and updates; for batches of model instances (the inbox's group
-commit), one executemany insert or update by primary key. Anything else goes through the ORM.
+limit, counts, ``FOR UPDATE`` where the backend has it (SQLite locks the database on
+``BEGIN IMMEDIATE``), inserts that may ignore conflicts, and updates; for batches of model instances
+(the inbox's group commit and dispatch), one executemany insert, or update by primary key (with a
+compare-and-set). Anything else goes through the ORM.
 """
 
 from __future__ import annotations
@@ -287,6 +288,17 @@ def exists(model: type[models.Model], where: dict) -> bool:
                    fetch="one") is not None
 
 
+@lru_cache(maxsize=128)
+def _count_sql(vendor: str, model: type[models.Model], shape: tuple) -> str:
+    return f"SELECT COUNT(*) FROM {_quote(model._meta.db_table)} WHERE {_where(model, shape)}"
+
+
+def count(model: type[models.Model], where: dict) -> int:
+    """How many rows match ``where``."""
+    db = _db()
+    return execute(db, _count_sql(db.vendor, model, _shape(where)), _where_params(model, where, db), fetch="one")[0]
+
+
 @lru_cache(maxsize=64)
 def _exists_any_sql(vendor: str, shapes: tuple) -> str:
     return "SELECT " + " OR ".join(
@@ -381,21 +393,26 @@ def _instance_values(instance: models.Model, fields: list, db) -> list:
 
 
 @lru_cache(maxsize=64)
-def _update_by_pk_sql(vendor: str, model: type[models.Model], names: tuple) -> str:
+def _update_by_pk_sql(vendor: str, model: type[models.Model], names: tuple, shape: tuple = ()) -> str:
     sets = ", ".join(f"{_quote(model._meta.get_field(name).column)} = %s" for name in names)
-    return f"UPDATE {_quote(model._meta.db_table)} SET {sets} WHERE {_quote(model._meta.pk.column)} = %s"
+    sql = f"UPDATE {_quote(model._meta.db_table)} SET {sets} WHERE {_quote(model._meta.pk.column)} = %s"
+    return f"{sql} AND {_where(model, shape)}" if shape else sql
 
 
-def update_instances(model: type[models.Model], instances: list, names: tuple) -> None:
-    """``UPDATE … SET names WHERE pk = …`` with each instance's values: one executemany (one round
-    trip with psycopg 3's pipeline)."""
+def update_instances(model: type[models.Model], instances: list, names: tuple, *, where: dict | None = None) -> int:
+    """``UPDATE … SET names WHERE pk = …`` with each instance's values, and only where the row also
+    matches ``where`` (``{field: value}``, the same for every row: a compare-and-set): one
+    executemany (one round trip with psycopg 3's pipeline). Returns the number of rows changed."""
     if not instances:
-        return
+        return 0
     db = _db()
     fields = [model._meta.get_field(name) for name in names]
     pk = model._meta.pk
-    execute(db, _update_by_pk_sql(db.vendor, model, tuple(names)),
-            [[*_instance_values(i, fields, db), pk.get_db_prep_value(i.pk, db)] for i in instances], many=True)
+    where = where or {}
+    extra = _where_params(model, where, db)
+    return execute(db, _update_by_pk_sql(db.vendor, model, tuple(names), _shape(where)),
+                   [[*_instance_values(i, fields, db), pk.get_db_prep_value(i.pk, db), *extra] for i in instances],
+                   many=True)
 
 
 @lru_cache(maxsize=32)
@@ -434,6 +451,9 @@ class StatementManager(models.Manager):
     def row_exists(self, where: dict) -> bool:
         return exists(self.model, where)
 
+    def row_count(self, where: dict) -> int:
+        return count(self.model, where)
+
     def insert_rows(self, rows: Iterable[dict], *, ignore_conflicts: bool = False) -> int:
         return insert(self.model, rows, ignore_conflicts=ignore_conflicts)
 
@@ -443,8 +463,8 @@ class StatementManager(models.Manager):
     def upsert_row(self, row: dict, *, unique: tuple = ("id",)) -> None:
         upsert(self.model, row, unique=unique)
 
-    def update_instances(self, instances: list, names: tuple) -> None:
-        update_instances(self.model, instances, names)
+    def update_instances(self, instances: list, names: tuple, *, where: dict | None = None) -> int:
+        return update_instances(self.model, instances, names, where=where)
 
     def insert_instances(self, instances: list) -> None:
         insert_instances(self.model, instances)

@@ -116,8 +116,8 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                       (Message, {"thread_id": key, "message_id": accepted["id"]})):
             raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
         if decision.waits:  # the input waits for a run: refused over the cap, nothing stored
-            check_pending_inputs(ThreadInput.objects.filter(thread_id=key,
-                                                            status=ThreadInput.Status.PENDING).count())
+            check_pending_inputs(ThreadInput.objects.row_count({"thread_id": key,
+                                                               "status": ThreadInput.Status.PENDING}))
         # the rendered XML travels with the stored signal: PostgreSQL's jsonb does not keep the order
         # of the attributes, the rendered string does
         stored = {**accepted, "rendered": render_content(accepted)}

@@ -116,6 +116,19 @@ def test_update_changes_the_matching_rows_and_touches_auto_now_fields():
     assert a.updated_at > old and b.updated_at == old
 
 
+def test_instances_are_updated_each_with_its_values_where_they_still_match():
+    """``update_instances``: one statement per row, its own values, a compare-and-set on ``where``;
+    the count is of the rows changed."""
+    sql.insert(Run, [{"id": f"run-{i}", "agent_id": "a", "started_at": timezone.now(), "error": "claimed"}
+                     for i in range(3)])
+    Run.objects.filter(id="run-2").update(error="taken by another")
+    runs = [Run(id=f"run-{i}", status="completed", steps=i + 1, error="claimed") for i in range(3)]
+    assert Run.objects.update_instances(runs, ("status", "steps"), where={"error": "claimed"}) == 2
+    assert sorted(Run.objects.values_list("id", "status", "steps")) == [
+        ("run-0", "completed", 1), ("run-1", "completed", 2), ("run-2", "running", 0)]
+    assert Run.objects.update_instances([], ("status",), where={"error": "claimed"}) == 0
+
+
 def test_a_row_selected_for_update_is_locked_until_commit():
     threads("t")
     ThreadLease.objects.create(thread_id="t")
@@ -243,3 +256,15 @@ def test_values_are_prepared_as_the_fields_prepare_them(model, name, value):
         assert (type(mine), mine.obj, mine.dumps(mine.obj)) == (type(orm), orm.obj, orm.dumps(orm.obj))
     else:
         assert (type(mine), mine) == (type(orm), orm)
+
+
+def test_count_gives_the_orms_count():
+    threads("t1", "t2")
+    rows = [("t1", "pending"), ("t1", "pending"), ("t1", "consumed"), ("t2", "pending")]
+    for i, (thread_id, status) in enumerate(rows):
+        ThreadInput.objects.create(input_id=f"i{i}", thread_id=thread_id, agent_id="a", kind="deliver", status=status,
+                                   signal={})
+    for where in ({"thread_id": "t1", "status": "pending"}, {"thread_id": "t1"}, {"thread_id": "none"},
+                  {"thread_id": ["t1", "t2"], "status": ThreadInput.Status.PENDING}):
+        orm = ThreadInput.objects.filter(**{k + ("__in" if isinstance(v, list) else ""): v for k, v in where.items()})
+        assert sql.count(ThreadInput, where) == ThreadInput.objects.row_count(where) == orm.count()
