@@ -148,34 +148,29 @@ def _json_param(value: JsonText, db):
     return str(value)
 
 
-#: per field: (the type of the values it takes as they are or None, whether it is a key to another
-#: model's text column); see :func:`_plain_kind`
-_kinds: dict = {}
-
-
+@lru_cache(maxsize=None)
 def _plain_kind(field) -> tuple:
-    """A plain field's (:data:`_PLAIN_FIELDS`) value type, or for a foreign key to a text column
-    (a thread's key), ``str``: such a key's ``get_db_prep_save`` is its target's, which returns a
-    non-empty string as it is (an empty one may be stored as NULL)."""
-    kind = _kinds.get(field)
-    if kind is None:
-        plain = _PLAIN_FIELDS.get(type(field))
-        relation = False
-        if plain is None and isinstance(field, models.ForeignKey) and \
-                type(field.target_field) in (models.CharField, models.TextField):
-            plain, relation = str, True
-        kind = _kinds[field] = (plain, relation)
-    return kind
+    """``(type, is a key)``: a plain field's (:data:`_PLAIN_FIELDS`) value type, or for a foreign key
+    to a text column (a thread's key) ``str``: such a key's ``get_db_prep_save`` is its target's,
+    which returns a non-empty string as it is (an empty one may be stored as NULL). ``None`` for
+    any other field."""
+    plain = _PLAIN_FIELDS.get(type(field))
+    if plain is None and isinstance(field, models.ForeignKey) and \
+            type(field.target_field) in (models.CharField, models.TextField):
+        return str, True
+    return plain, False
 
 
 def _plain(field, value) -> bool:
-    plain, relation = _plain_kind(field)
+    plain, key = _plain_kind(field)
     if plain is None:
         return False
-    if value is None or type(value) is plain:
-        return not relation or bool(value) or value is None
+    if value is None:
+        return True
+    if type(value) is plain:
+        return not key or value != ""
     # a text column's choices (``TextChoices`` members) are strings: Django sends them as they are
-    return plain is str and not relation and isinstance(value, str)
+    return plain is str and not key and isinstance(value, str)
 
 
 def _prep_save(field, value, db):

@@ -332,10 +332,6 @@ class DjangoStore:
         spans_submit(spans)
         return True
 
-    def save_spans(self, spans: list[dict]):
-        """Queue the trace on the process's trace writer (``MASTRA_TRACE_BATCH``, the default: no
-        I/O here), or return the awaitable that stores it now."""
-        if settings.MASTRA_TRACE_BATCH:
-            spans_submit(spans)
-            return None
-        return aspans_save(spans=spans)
+    async def save_spans(self, spans: list[dict]) -> None:
+        """Store a trace now (``MASTRA_TRACE_BATCH`` off: :meth:`queue_spans` declined it)."""
+        await aspans_save(spans=spans)
