@@ -25,7 +25,8 @@ Each database is measured by a process of its own (``--phase measure``), the cas
   messages_first / messages_last
                                ``GET /api/memory/threads/<long>/messages`` page 0 (the newest 40) and
                                the last page (the oldest)
-  snapshot                     the chat's snapshot of the long thread (``chat.snapshot``)
+  snapshot                     the chat's snapshot of the long thread (``chat.snapshot``: its newest
+                               ``MASTRA_CHAT_SNAPSHOT_MESSAGES`` messages; the whole thread before)
   admin_dashboard / admin_runs / admin_threads
                                the admin's index (the operator dashboard), run and thread lists
   dispatch_1000                ``dispatch_due_notifications`` of 1,000 due records (a fresh batch each

@@ -19,6 +19,7 @@ from agents.runtime.messages import new_id
 from inbox.selectors import notification_get
 
 from . import inbox_panel, selectors, thread_actions
+from .snapshot import thread_messages_page
 from .demo_notification import notification_send_test
 
 
@@ -58,6 +59,24 @@ def threads(request, caller):
     if len(query) > 200:
         return error(400, "invalid_query", "q is limited to 200 characters")
     return JsonResponse({"threads": selectors.thread_list(caller=caller, query=query)})
+
+
+@require_GET
+@signed_in
+def messages(request, caller):
+    """GET ``?threadId=T&before=M`` (staff: ``&resourceId=R``): the caller's thread's messages
+    before message ``M`` (the newest without ``before``), oldest first, as many as a snapshot
+    carries: ``{"messages", "hasEarlier"}`` (the page's "Show earlier messages"). A thread the
+    caller has not got reads as empty; 404 ``message_not_found`` for a ``before`` it does not hold."""
+    before = request.GET.get("before") or None
+    try:
+        resource_id, thread_id = caller.target(request.GET.get("threadId", ""), request.GET.get("resourceId") or None)
+        page = thread_messages_page(resource_id=resource_id, thread_id=thread_id, before=before)
+    except MastraError as exc:
+        return error(status_for(exc.code), exc.code, exc.message)
+    if page is None:
+        return error(404, "message_not_found", f"the thread has no message {before!r}")
+    return JsonResponse(page)
 
 
 @require_http_methods(["PATCH", "DELETE"])

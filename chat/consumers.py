@@ -35,8 +35,8 @@ from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
 
 from .actions import ACTIONS, Target
-from .frames import Frame, chunk_text, error_frame, frame_parse
-from .snapshot import athread_snapshot_build
+from .frames import Frame, chunk_fitted, chunk_text, error_frame, frame_parse
+from .snapshot import athread_snapshot_build, frame_limit, snapshot_chunk_window
 
 logger = logging.getLogger(__name__)
 
@@ -135,10 +135,14 @@ class ThreadConsumer(AsyncWebsocketConsumer):
 
     async def forward(self, subscription) -> None:
         """Send the thread's chunks as they come; a dropped (overflowed) subscriber is told to
-        reconnect with its last seq."""
+        reconnect with its last seq. A ``data-thread-snapshot`` carries the window of messages a
+        snapshot does; a chunk over one websocket message is cut to fit (``chat.frames.chunk_fitted``)."""
+        limit = frame_limit()
         try:
             async for chunk in subscription.stream:
-                await self.send(text_data=chunk_text(chunk))
+                if chunk.get("type") == "data-thread-snapshot":
+                    chunk = snapshot_chunk_window(chunk)
+                await self.send(text_data=chunk_fitted(chunk, chunk_text(chunk), limit))
             if subscription.overflowed:
                 await self.close(code=CLOSE_TRY_AGAIN)
         except asyncio.CancelledError:

@@ -3,7 +3,8 @@ them, and the server's chunks, encoded once for every socket that gets them.
 
 :func:`frame_parse` turns the text of one websocket message into a :class:`Frame` or raises
 :class:`FrameError` (the consumer answers with an error frame and keeps the socket open).
-:func:`chunk_text` is the text of a chunk frame.
+:func:`chunk_text` is the text of a chunk frame; :func:`chunk_fitted` makes a chunk too large for
+one websocket message fit (its long strings cut).
 """
 
 from __future__ import annotations
@@ -113,3 +114,41 @@ def chunk_text(chunk: dict) -> str:
     if len(_chunk_texts) > CHUNK_TEXTS:
         _chunk_texts.popitem(last=False)
     return text
+
+
+#: characters of a long string kept when a chunk is cut to fit one websocket message
+CUT_STRING_CHARS = 16 * 1024
+#: a string (or a list or object's JSON) longer than this is cut, or replaced, in a cut chunk
+CUT_VALUE_CHARS = 64 * 1024
+
+
+def _cut(value: Any) -> Any:
+    """``value`` with its long strings cut and its large lists and objects cut inside."""
+    if isinstance(value, str):
+        if len(value) <= CUT_VALUE_CHARS:
+            return value
+        return value[:CUT_STRING_CHARS] + f"… [{len(value) - CUT_STRING_CHARS} more characters not shown here]"
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v) for v in value]
+    return value
+
+
+def chunk_fitted(chunk: dict, text: str, limit: int) -> str:
+    """The frame of ``chunk`` (whose frame is ``text``) within ``limit`` characters, the largest
+    websocket message the server sends: as it is when it fits; else with the long strings of its
+    ``payload`` or ``data`` cut (a streamed answer's text, a tool's result), so that the page keeps
+    the chunk's place in its run; else with them empty. Every cut chunk says ``"cut": <the
+    characters of its whole frame>``. A chunk over the limit would otherwise make daphne close the
+    socket, and the page, resuming after its last seq, would be sent the same chunk again."""
+    if len(text) <= limit:
+        return text
+    fitted = {k: (_cut(v) if k in ("payload", "data") else v) for k, v in chunk.items()}
+    fitted["cut"] = len(text)
+    out = json.dumps(fitted)
+    if len(out) <= limit:
+        return out
+    emptied = {k: ({} if k in ("payload", "data") else v) for k, v in chunk.items()}
+    emptied["cut"] = len(text)
+    return json.dumps(emptied)

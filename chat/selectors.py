@@ -6,6 +6,9 @@ Every read goes through :class:`agents.access.Caller` (threads) or filters on th
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+
 from django.conf import settings
 from django.db.models import Exists, JSONField, OuterRef, Q, Subquery
 
@@ -96,6 +99,59 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     return [{"id": t.thread_id, "title": t.title, "preview": message_preview(t.first_message),
              "updatedAt": t.updated_at.isoformat()}
             for t in rows.order_by("-updated_at", "thread_id")[:limit]]
+
+
+@dataclass
+class MessagesWindow:
+    """The newest stored messages of a thread (before a cursor), oldest first, as the page reads
+    them: ``messages`` in Mastra's stored format, ``sizes`` the length of each one's JSON (what it
+    adds to a websocket frame), ``has_earlier`` whether older messages are left out."""
+
+    messages: list[dict] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    has_earlier: bool = False
+
+    def trim_to(self, max_bytes: int) -> None:
+        """Leave out the oldest messages until the others' JSON fits ``max_bytes`` (possibly none)."""
+        total = sum(self.sizes)
+        drop = 0
+        while drop < len(self.sizes) and total > max_bytes:
+            total -= self.sizes[drop]
+            drop += 1
+        if drop:
+            self.messages, self.sizes, self.has_earlier = self.messages[drop:], self.sizes[drop:], True
+
+
+def messages_window(*, key: str, limit: int, max_bytes: int, before: int | None = None,
+                    at_least_one: bool = False) -> MessagesWindow:
+    """The newest ``limit`` messages of the thread ``key`` whose primary key is below ``before``
+    (all when None), fewer when their JSON would exceed ``max_bytes``; ``at_least_one`` keeps the
+    newest one whatever its size (an HTTP page must always move back). One indexed query
+    (``(thread, id)``, read backwards): the cost does not grow with the thread."""
+    rows = Message.objects.filter(thread_id=key)
+    if before is not None:
+        rows = rows.filter(id__lt=before)
+    newest = list(rows.order_by("-id")[:limit + 1])
+    window = MessagesWindow(has_earlier=len(newest) > limit)
+    total = 0
+    for message in newest[:limit]:
+        data = message.to_dict()
+        size = len(json.dumps(data)) + 2  # and the separator in the frame's list
+        if total + size > max_bytes and (window.messages or not at_least_one):
+            window.has_earlier = True
+            break
+        window.messages.append(data)
+        window.sizes.append(size)
+        total += size
+    window.messages.reverse()
+    window.sizes.reverse()
+    return window
+
+
+def message_position(*, key: str, message_id: str) -> int | None:
+    """The primary key of message ``message_id`` of the thread ``key`` (the cursor of
+    :func:`messages_window`), or None when the thread has no such message."""
+    return Message.objects.filter(thread_id=key, message_id=message_id).values_list("id", flat=True).first()
 
 
 def message_preview(content) -> str:

@@ -1,8 +1,11 @@
 """What a websocket client gets first: the thread's snapshot (DESIGN §5).
 
-``{"type": "snapshot", "messages", "queued", "approvals", "activeRunId", "lastSeq"}``: the stored
-messages, the inputs waiting for a run, the pending tool approvals of the active run, the active
-run's id and the ``seq`` after which the live chunks follow.
+``{"type": "snapshot", "messages", "hasEarlier", "queued", "approvals", "activeRunId", "lastSeq"}``:
+the newest stored messages (at most ``MASTRA_CHAT_SNAPSHOT_MESSAGES``, and no more than fits one
+websocket message; ``hasEarlier`` says older ones are left out: the page reads them over HTTP,
+``chat.api.messages``), the inputs waiting for a run, the pending tool approvals of the active run,
+the active run's id and the ``seq`` after which the live chunks follow. A thread's length does not
+change what opening it costs.
 
 The messages and ``lastSeq`` must agree: a run's messages, its last events and the lease's
 ``last_seq`` are written in one transaction when it ends, so the snapshot reads the lease, then the
@@ -12,17 +15,38 @@ and the subscription replays the run from there, so a client joining mid-run see
 """
 
 from __future__ import annotations
+
+import json
+
+from django.conf import settings
 from django.utils import timezone
 
 from agents.connections import async_twin
-from agents.models import Message, ThreadEvent, ThreadLease
+from agents.models import ThreadEvent, ThreadLease
 from agents.runtime.threads import thread_key
 from agents.store import approvals_pending
 from agents.threads.activity import lease_state
 from agents.threads.inputs import queued_inputs_list
 
+from .selectors import MessagesWindow, message_position, messages_window
+
 #: reads tried before the snapshot settles for the last one (each retry means a run just ended)
 SNAPSHOT_ATTEMPTS = 5
+#: room kept in a websocket message beside the snapshot's fields (bytes)
+FRAME_SLACK = 1024
+
+
+def frame_limit() -> int:
+    """The largest websocket message the server sends: daphne's own limit
+    (``DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE``; the ``daphne`` command is given the same number)."""
+    return settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE
+
+
+def window_read(key: str, *, before: int | None = None, at_least_one: bool = False) -> MessagesWindow:
+    """The page's window of the thread's messages: ``MASTRA_CHAT_SNAPSHOT_MESSAGES`` at most, their
+    JSON within one websocket message."""
+    return messages_window(key=key, limit=settings.MASTRA_CHAT_SNAPSHOT_MESSAGES, before=before,
+                           max_bytes=frame_limit() - FRAME_SLACK, at_least_one=at_least_one)
 
 
 def lease_mark(key: str) -> tuple[int, str | None]:
@@ -56,7 +80,7 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
     key = thread_key(resource_id, thread_id)
     for _ in range(SNAPSHOT_ATTEMPTS):
         before = lease_mark(key)
-        stored = [m.to_dict() for m in Message.objects.filter(thread_id=key).order_by("id")]
+        window = window_read(key)
         after = lease_mark(key)
         if before == after:
             break
@@ -69,9 +93,41 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
             last_seq = min(last_seq, first - 1)
         approvals = [approval_view(a) for a in approvals_pending(run_id=active_run_id)]
     # in Mastra's stored format, as the HTTP API serves them (the page reads ``content.parts``)
-    return {"type": "snapshot", "messages": stored, "queued": thread_queued(resource_id=resource_id,
-                                                                              thread_id=thread_id),
-            "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}
+    frame = {"type": "snapshot", "messages": [], "hasEarlier": False,
+             "queued": thread_queued(resource_id=resource_id, thread_id=thread_id),
+             "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}
+    # the newest messages that fit beside the rest (the oldest of the window go first; the page
+    # reads what is left out over HTTP, where no message size limit applies)
+    window.trim_to(frame_limit() - FRAME_SLACK - len(json.dumps(frame)))
+    frame["messages"], frame["hasEarlier"] = window.messages, window.has_earlier
+    return frame
+
+
+def thread_messages_page(*, resource_id: str, thread_id: str, before: str | None) -> dict | None:
+    """``{"messages", "hasEarlier"}``: the thread's messages before message ``before`` (the newest
+    when None), oldest first, a window as the snapshot's (the newest one at least, whatever its
+    size); None when the thread has no message ``before``."""
+    key = thread_key(resource_id, thread_id)
+    position = None
+    if before is not None:
+        position = message_position(key=key, message_id=before)
+        if position is None:
+            return None
+    window = window_read(key, before=position, at_least_one=True)
+    return {"messages": window.messages, "hasEarlier": window.has_earlier}
+
+
+def snapshot_chunk_window(chunk: dict) -> dict:
+    """A ``data-thread-snapshot`` chunk (a resume from before the kept events: the whole thread)
+    as the page gets it: the window a snapshot frame would carry, ``data.hasEarlier`` saying
+    whether older messages are left out."""
+    messages = chunk["data"]["messages"]
+    newest = messages[-settings.MASTRA_CHAT_SNAPSHOT_MESSAGES:]
+    window = MessagesWindow(messages=newest, sizes=[len(json.dumps(m)) + 2 for m in newest],
+                            has_earlier=len(newest) < len(messages))
+    rest = {**chunk, "data": {**chunk["data"], "messages": [], "hasEarlier": False}}
+    window.trim_to(frame_limit() - FRAME_SLACK - len(json.dumps(rest)))
+    return {**chunk, "data": {**chunk["data"], "messages": window.messages, "hasEarlier": window.has_earlier}}
 
 
 athread_snapshot_build = async_twin(thread_snapshot_build)

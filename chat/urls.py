@@ -10,6 +10,7 @@ urlpatterns = [
     path("chat/api/agents", api.agents_list, name="chat-agents"),
     path("chat/api/threads", api.threads, name="chat-threads"),
     path("chat/api/threads/<path:thread_id>", api.thread_detail, name="chat-thread"),
+    path("chat/api/messages", api.messages, name="chat-messages"),
     path("chat/api/runs", api.runs, name="chat-runs"),
     path("chat/api/notifications", api.notifications_list, name="chat-notifications"),
     path("chat/api/notifications/read-all", api.notifications_read_all, name="chat-notifications-read-all"),

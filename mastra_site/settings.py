@@ -503,6 +503,10 @@ MASTRA_CHAT_MAX_FRAME_BYTES = env_int("MASTRA_CHAT_MAX_FRAME_BYTES", MASTRA_MAX_
 # frame_too_large (daphne's default, 1 MiB, dropped the connection below the site's limit); bounded,
 # so that a far larger frame is cut by the protocol instead of being buffered.
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = MASTRA_CHAT_MAX_FRAME_BYTES + 64 * 1024
+# The newest messages a thread's snapshot carries (the page reads older ones over HTTP, as many at a
+# time): opening a thread costs the same however long it is, and its snapshot fits one websocket
+# message (fewer messages when theirs would not).
+MASTRA_CHAT_SNAPSHOT_MESSAGES = env_int("MASTRA_CHAT_SNAPSHOT_MESSAGES", 100, minimum=1, maximum=10_000)
 
 # ``text`` (the default) is for people; ``json`` is one JSON object per line for a log collector:
 # timestamp, level, logger, message, exception, and request_id / run_id / thread_id when known

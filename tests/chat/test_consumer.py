@@ -117,8 +117,8 @@ async def test_a_foreign_origin_is_refused(chat_site, alice):
 
 async def test_a_new_thread_starts_with_an_empty_snapshot(chat_site, alice):
     comm = await open_socket(alice)
-    assert await comm.receive_json_from() == {"type": "snapshot", "messages": [], "queued": [], "approvals": [],
-                                              "activeRunId": None, "lastSeq": 0}
+    assert await comm.receive_json_from() == {"type": "snapshot", "messages": [], "hasEarlier": False, "queued": [],
+                                              "approvals": [], "activeRunId": None, "lastSeq": 0}
     assert await comm.receive_nothing()
     await comm.disconnect()
 

@@ -529,3 +529,41 @@ def test_slash_thread_ids_failed_runs_refused_sends_and_per_agent_labels(db_url_
         page.wait_for_selector(".notice-line:has-text('throttled')")
         assert page.input_value("#composer") == "this one is refused"
         screenshot(page, "fix-refused-send-keeps-text-1280")
+
+
+# -- a long thread -----------------------------------------------------------------------------------------
+def test_a_long_thread_opens_with_its_newest_messages_and_shows_earlier_ones_in_place(
+        db_url_for_subprocess, tmp_path, browser, page_errors):
+    from agents.store import messages_save
+
+    user()
+    texts = [f"line {i} of a long chat" for i in range(1, 231)]
+    orm(lambda: messages_save(resource_id="ann", thread_id="long", messages=[
+        {"id": f"m{i:04d}", "role": "user" if i % 2 else "assistant", "content": text}
+        for i, text in enumerate(texts, start=1)]))
+    shown = "() => [...document.querySelectorAll('.msg .msg-body')].map(m => m.innerText.trim())"
+    with daphne_server(db_url_for_subprocess, tmp_path) as base:
+        page = new_page(browser, page_errors)
+        sign_in(page, base)
+        page.goto(base + "/#/agents/chat-bot/threads/long")
+        page.wait_for_function("() => document.querySelectorAll('.msg').length === 100")
+        assert page.evaluate(shown) == texts[-100:]
+        # the reader scrolls up to the line and asks for more: what they read stays where it was
+        page.evaluate("document.getElementById('transcript').scrollTop = 0")
+        reading = page.query_selector(".msg")  # this element, wherever it goes
+        top = reading.bounding_box()["y"]
+        page.click("button.earlier")
+        page.wait_for_function("() => document.querySelectorAll('.msg').length === 200")
+        assert abs(reading.bounding_box()["y"] - top) <= 2
+        assert reading.inner_text().endswith(texts[-100])
+        screenshot(page, "chat-earlier-messages-1280")
+        page.evaluate("document.getElementById('transcript').scrollTop = 0")
+        page.click("button.earlier")
+        page.wait_for_function("() => document.querySelectorAll('.msg').length === 230")
+        assert page.locator("button.earlier").count() == 0
+        assert page.evaluate(shown) == texts
+        # the thread goes on below what was read
+        say(page, "one more")
+        wait_idle(page)
+        page.wait_for_function("() => document.querySelectorAll('.msg').length === 232")
+        assert page.evaluate(shown)[:230] == texts

@@ -23,8 +23,8 @@ function chunk(seq, type, runId, payload = {}, extra = {}) {
   return { type, runId, from: "AGENT", payload, seq, ...extra };
 }
 
-function snapshot(lastSeq, { messages = [], queued = [], approvals = [], activeRunId = null } = {}) {
-  return { type: "snapshot", messages, queued, approvals, activeRunId, lastSeq };
+function snapshot(lastSeq, { messages = [], queued = [], approvals = [], activeRunId = null, hasEarlier = false } = {}) {
+  return { type: "snapshot", messages, hasEarlier, queued, approvals, activeRunId, lastSeq };
 }
 
 /* Stored messages as the server sends them: Mastra's stored format ({format: 2, parts}). */
@@ -512,4 +512,67 @@ test("figures: stored answers ask for their runs' figures, which go under each r
     said("u1", "first"), stamped("a2", "two", "r2"), stamped("a5", "five", "r5")] } }]);
   assert.deepEqual(rebuilt.items.filter((i) => i.kind === "turn").map((t) => t.figures || null), [f2, null]);
   assert.deepEqual(rebuilt.effects, [{ type: "load-figures", runIds: ["r5"] }]);
+});
+
+test("a long thread: the newest messages, earlier ones put before everything the page holds", () => {
+  const opened = run(initialState(), [snapshot(4, { hasEarlier: true, messages: [
+    said("m3", "third"), answered("m4", [{ type: "text", text: "fourth" }], )
+  ] })]);
+  assert.deepEqual(opened.earlier, { before: "m3", loading: false, failed: null });
+  assert.deepEqual(opened.items.map((i) => i.key), ["earlier", "signal:m3", "turn:1"]);
+  assert.deepEqual(opened.items[0], { key: "earlier", kind: "earlier", loading: false, failed: null });
+
+  // a run streams meanwhile; then the reader asks for the earlier messages
+  const live = run(opened, [
+    chunk(5, "start", "r1"), chunk(6, "text-start", "r1", { id: "t" }), chunk(7, "text-delta", "r1", { id: "t", text: "live" }),
+    { type: "client-earlier-loading", before: "m3" }
+  ]);
+  assert.deepEqual(live.items[0], { key: "earlier", kind: "earlier", loading: true, failed: null });
+  const more = run(live, [{ type: "client-earlier", before: "m3", hasEarlier: true, messages: [
+    said("m1", "first"),
+    answered("m2", [{ type: "text", text: "second" }, invocation("c1", "lookup", { q: 1 }, { n: 2 })])
+  ] }]);
+  assert.deepEqual(more.items.map((i) => i.key),
+    ["earlier", "signal:m1", "turn:3", "signal:m3", "turn:1", "turn:2"]);
+  assert.deepEqual(more.items[2].parts.map((p) => p.kind), ["text", "tool"]);
+  assert.equal(more.tools[toolKey("message:m2", "c1")].turn, "turn:3");
+  assert.deepEqual(more.items[5].parts.map((p) => p.text), ["live"]); // the live turn is kept
+  assert.equal(more.epoch, opened.epoch); // nothing was rebuilt: the reader's place stays
+  assert.deepEqual(more.earlier, { before: "m1", loading: false, failed: null });
+  assert.equal(more.standalone, live.standalone);
+
+  // the first message: the line goes; a failure before that shows on it
+  const failed = run(more, [{ type: "client-earlier-loading", before: "m1" },
+    { type: "client-earlier-failed", before: "m1", text: "HTTP 502" }]);
+  assert.deepEqual(failed.items[0], { key: "earlier", kind: "earlier", loading: false, failed: "HTTP 502" });
+  const all = run(failed, [{ type: "client-earlier", before: "m1", hasEarlier: false, messages: [said("m0", "zeroth")] }]);
+  assert.equal(all.earlier, null);
+  assert.deepEqual(all.items.map((i) => i.key), ["signal:m0", "signal:m1", "turn:3", "signal:m3", "turn:1", "turn:2"]);
+});
+
+test("earlier messages that arrive for another window, or after a reset, change nothing", () => {
+  const opened = run(initialState(), [snapshot(2, { hasEarlier: true, messages: [said("m3", "third")] })]);
+  const stale = { type: "client-earlier", before: "m9", hasEarlier: false, messages: [said("m1", "first")] };
+  assert.equal(run(opened, [stale]), opened);
+  const reset = run(opened, [{ type: "client-reset", agentId: "a" }]);
+  assert.equal(reset.earlier, null);
+  assert.equal(run(reset, [{ ...stale, before: "m3" }]), reset);
+});
+
+test("a snapshot with none of its messages fitting asks for the newest over HTTP, and shows no empty line", () => {
+  const opened = run(initialState(), [snapshot(1, { hasEarlier: true, messages: [] })]);
+  assert.deepEqual(opened.items, [{ key: "earlier", kind: "earlier", loading: false, failed: null }]);
+  assert.deepEqual(opened.earlier, { before: null, loading: false, failed: null });
+  const read = run(opened, [{ type: "client-earlier", before: null, hasEarlier: false, messages: [said("m1", "big")] }]);
+  assert.deepEqual(read.items.map((i) => i.key), ["signal:m1"]);
+});
+
+test("a resumed connection keeps the page's window; a thread snapshot chunk starts a new one", () => {
+  const opened = run(initialState(), [snapshot(2, { hasEarlier: true, messages: [said("m3", "third")] })]);
+  const resumed = run(opened, [snapshot(2, { hasEarlier: false, messages: [said("m3", "third")] })]);
+  assert.deepEqual(resumed.earlier, opened.earlier);
+  const replaced = run(resumed, [{ type: "data-thread-snapshot", runId: null, from: "AGENT", seq: 9,
+    data: { threadId: "t", resourceId: "r", hasEarlier: true, messages: [said("m7", "seventh")] } }]);
+  assert.deepEqual(replaced.earlier, { before: "m7", loading: false, failed: null });
+  assert.deepEqual(replaced.items.map((i) => i.key), ["earlier", "signal:m7"]);
 });

@@ -60,6 +60,7 @@ const renderer = createRenderer(ui, {
       dispatch({ type: "client-sent" });
     }
   },
+  loadEarlier: loadEarlier,
   decide: function (approval, approved) {
     if (sendFrame({ type: "tool-approval", runId: approval.runId, toolCallId: approval.toolCallId, approved: approved })) {
       dispatch({ type: "client-approval-sent", runId: approval.runId, toolCallId: approval.toolCallId });
@@ -111,6 +112,21 @@ function loadFigures(runIds) {
   api("GET", "/chat/api/runs?" + query).then(function (data) {
     if (state.epoch === epoch) dispatch({ type: "client-figures", runs: data.runs || [] });
   }).catch(function () {});
+}
+
+/* The stored messages before the oldest one the page shows (the snapshot carries the newest). */
+function loadEarlier() {
+  const earlier = state.earlier;
+  if (!earlier || earlier.loading) return;
+  const thread = threadId;
+  const before = earlier.before;
+  dispatch({ type: "client-earlier-loading", before: before });
+  const query = "threadId=" + encodeURIComponent(thread) + (before === null ? "" : "&before=" + encodeURIComponent(before));
+  api("GET", "/chat/api/messages?" + query).then(function (data) {
+    if (threadId === thread) dispatch({ type: "client-earlier", before: before, messages: data.messages || [], hasEarlier: !!data.hasEarlier });
+  }).catch(function (error) {
+    if (threadId === thread) dispatch({ type: "client-earlier-failed", before: before, text: error.message });
+  });
 }
 
 /* A finished answer is read out once (the transcript itself is aria-busy while it streams). */

@@ -335,7 +335,20 @@ export function createRenderer(ui, actions) {
   }
 
   // -- items --------------------------------------------------------------------------------------
+  /* "Show earlier messages": the older stored messages the snapshot left out, read on a click. */
+  function earlierNode(item) {
+    const node = el("div", "earlier-line");
+    if (item.failed) node.appendChild(el("span", "error-note", item.failed + " "));
+    const more = el("button", "earlier", item.loading ? "Loading earlier messages…" : "Show earlier messages");
+    more.type = "button";
+    more.disabled = !!item.loading;
+    more.addEventListener("click", function () { actions.loadEarlier(); });
+    node.appendChild(more);
+    return node;
+  }
+
   function itemEntry(item) {
+    if (item.kind === "earlier") return { node: earlierNode(item) };
     if (item.kind === "signal") return { node: signalNode(item.signal) };
     if (item.kind === "turn") return turnEntry(item);
     if (item.kind === "empty") return { node: emptyNode() };
@@ -350,7 +363,7 @@ export function createRenderer(ui, actions) {
     const keep = new Set();
     state.items.forEach(function (item) {
       let entry = items.get(item.key);
-      if (entry && (entry.item.kind !== item.kind || (item.kind === "empty" && entry.item !== item))) {
+      if (entry && (entry.item.kind !== item.kind || ((item.kind === "empty" || item.kind === "earlier") && entry.item !== item))) {
         entry.node.remove();
         entry = null;
       }
@@ -376,6 +389,12 @@ export function createRenderer(ui, actions) {
     });
   }
 
+  /* The node of the first item drawn but the "Show earlier messages" line. */
+  function firstHeld() {
+    for (const entry of items.values()) if (entry.item.kind !== "earlier") return entry.node;
+    return null;
+  }
+
   function render(state) {
     if (state === drawn) return;
     const rebuilt = state.epoch !== epoch;
@@ -391,7 +410,11 @@ export function createRenderer(ui, actions) {
       ui.transcript.setAttribute("aria-busy", String(!!state.activeRunId && !state.runLabel));
     }
     if (!drawn || drawn.items !== state.items || drawn.approvals !== state.approvals || drawn.tools !== state.tools) {
+      // earlier messages go in above the reader: what they were reading stays where it was
+      const anchor = drawn && !rebuilt && drawn.earlier !== state.earlier ? firstHeld() : null;
+      const top = anchor ? anchor.getBoundingClientRect().top : 0;
       drawTranscript(state);
+      if (anchor && anchor.isConnected) ui.transcript.scrollTop += anchor.getBoundingClientRect().top - top;
     }
     drawn = state;
     epoch = state.epoch;

@@ -19,6 +19,10 @@
  *   has not arrived (the approval shows anyway, and attaches when the card comes).
  * - figures: a run's tokens, duration and models (fetched by the page, `client-figures`), shown
  *   under the run's last turn (`turn.figures`); `turnRuns` names the run of each stored turn.
+ * - earlier: the snapshot carries the newest messages only; when older ones are left out, `earlier`
+ *   is {before: the id of the oldest message the page holds (null: none), loading, failed} and the
+ *   first item is the "Show earlier messages" line; `client-earlier` puts the messages the page
+ *   read (GET /chat/api/messages) before everything it holds.
  * - effects: what the page should do after this frame (reload the thread list, the notifications,
  *   fetch runs' figures, announce a finished answer); replaced by every call.
  */
@@ -51,6 +55,7 @@ export function initialState() {
     tools: {},
     approvals: {},
     queued: [],
+    earlier: null, // {before, loading, failed} while older stored messages are not shown
     errors: [],
     gaps: [],
     effects: []
@@ -349,7 +354,7 @@ function unqueue(s, id) {
 }
 
 // -- stored messages ------------------------------------------------------------------------------
-function rebuild(s, messages) {
+function rebuild(s, messages, hasEarlier) {
   s.items = [];
   s.runTurn = {};
   s.turnRuns = {};
@@ -361,7 +366,13 @@ function rebuild(s, messages) {
   s.epoch += 1;
   messages.forEach(function (m) { storedMessage(s, m); });
   s.standalone = null;
-  if (!messages.length) pushItem(s, { key: "empty", kind: "empty" });
+  if (!messages.length && !hasEarlier) pushItem(s, { key: "empty", kind: "empty" });
+  setEarlier(s, hasEarlier ? { before: messages.length ? messages[0].id : null, loading: false, failed: null } : null);
+  loadStoredFigures(s);
+}
+
+/* The figures of the stored turns' runs: shown when the page has them, fetched when not. */
+function loadStoredFigures(s) {
   const missing = [];
   Object.keys(s.turnRuns).forEach(function (key) {
     const run = s.turnRuns[key];
@@ -370,6 +381,28 @@ function rebuild(s, messages) {
     } else if (missing.indexOf(run) < 0) missing.push(run);
   });
   if (missing.length) s.effects = s.effects.concat([{ type: "load-figures", runIds: missing }]);
+}
+
+/* The "Show earlier messages" line: first in the transcript while `earlier` is set. */
+function setEarlier(s, earlier) {
+  s.earlier = earlier;
+  const rest = s.items.filter(function (item) { return item.kind !== "earlier"; });
+  s.items = earlier ? [{ key: "earlier", kind: "earlier", loading: earlier.loading, failed: earlier.failed }].concat(rest) : rest;
+}
+
+/* Older stored messages the page read: their items go before everything the page holds (the live
+   parts and the notices included); the turn stored answers go into stays the one it was. */
+function prependStored(s, messages, hasEarlier) {
+  const held = s.items.filter(function (item) { return item.kind !== "earlier" && item.kind !== "empty"; });
+  const standalone = s.standalone;
+  s.items = [];
+  s.standalone = null;
+  messages.forEach(function (m) { storedMessage(s, m); });
+  s.standalone = standalone;
+  s.items = s.items.concat(held);
+  if (!s.items.length && !hasEarlier) pushItem(s, { key: "empty", kind: "empty" });
+  setEarlier(s, hasEarlier && messages.length ? { before: messages[0].id, loading: false, failed: null } : null);
+  loadStoredFigures(s);
 }
 
 /* A stored message, in Mastra's stored format ({format: 2, parts}) as the server sends them: a
@@ -450,7 +483,7 @@ function storedToolKey(s, toolCallId) {
 function snapshot(state, f) {
   const s = draft(state);
   s.connection = { state: "connected", text: "Connected" };
-  if (!state.synced) rebuild(s, f.messages || []); // a resumed connection keeps what the page holds
+  if (!state.synced) rebuild(s, f.messages || [], !!f.hasEarlier); // a resumed connection keeps what the page holds
   s.synced = true;
   s.lastSeq = f.lastSeq || 0;
   s.queued = f.queued || [];
@@ -493,7 +526,7 @@ function applyChunk(s, c) {
       dropDiscarded(s, runId, c.data && c.data.discarded);
       break;
     case "data-thread-snapshot":
-      rebuild(s, (c.data && c.data.messages) || []);
+      rebuild(s, (c.data && c.data.messages) || [], !!(c.data && c.data.hasEarlier));
       break;
     case "text-start":
       livePart(s, runId, p.id, "text");
@@ -651,6 +684,18 @@ function clientEvent(state, e) {
         const key = lastTurnOf(s, f.id);
         if (key) updateItem(s, key, function (turn) { turn.figures = f; });
       });
+      return s;
+    case "client-earlier-loading": // the page asked for the messages before e.before
+      if (!s.earlier || s.earlier.before !== e.before) return settle(state);
+      setEarlier(s, { before: s.earlier.before, loading: true, failed: null });
+      return s;
+    case "client-earlier": // they arrived (ignored when the transcript changed meanwhile)
+      if (!s.earlier || s.earlier.before !== e.before) return settle(state);
+      prependStored(s, e.messages || [], !!e.hasEarlier);
+      return s;
+    case "client-earlier-failed":
+      if (!s.earlier || s.earlier.before !== e.before) return settle(state);
+      setEarlier(s, { before: s.earlier.before, loading: false, failed: e.text || "Could not load them." });
       return s;
     case "client-approval-sent": {
       const key = toolKey(e.runId, e.toolCallId);
