@@ -270,6 +270,13 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 # Workflows on Celery: canvas results come back through a result backend (the broker's Redis by default)
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL) or None
+# On Redis, the broker's queues and the results' keys start with the deployment's prefix, as the
+# channel layer's and the cache's do: deployments sharing one Redis do not take each other's tasks.
+MASTRA_CELERY_PREFIX = env_str("MASTRA_CELERY_PREFIX", env_str("MASTRA_CHANNEL_PREFIX", "mastra"))
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{MASTRA_CELERY_PREFIX}:"}
+if (CELERY_RESULT_BACKEND or "").startswith(("redis://", "rediss://", "redis+socket://")):
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": f"{MASTRA_CELERY_PREFIX}:"}
 
 MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")
 MASTRA_DEFAULT_MODEL = env_str("MASTRA_DEFAULT_MODEL", "local/echo")

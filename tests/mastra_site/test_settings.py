@@ -182,3 +182,38 @@ def test_several_processes_need_a_channel_layer_that_links_them():
     (ROOT / f"check-{os.getpid()}.sqlite3").unlink(missing_ok=True)
     assert proc.returncode == 1
     assert "?: (mastra.E003) the in-memory channel layer cannot serve several processes" in proc.stderr, proc.stderr
+
+
+CELERY_PROBE = """
+import json, sys
+import django
+django.setup()
+import redis
+from mastra_site.celery import app
+
+prefix = sys.argv[1]
+client = redis.Redis.from_url(app.conf.broker_url)
+app.send_task("mastra_site.probe", args=[1], queue="celery")
+keys = client.keys(prefix + ":*")
+print(json.dumps({"keys": sorted(k.decode() for k in keys), "queued": client.llen(prefix + ":celery"),
+                  "result_key": app.backend.get_key_for_task("t1").decode()}))
+client.delete(*keys)
+"""
+
+
+def test_the_celery_broker_and_results_on_redis_use_the_deployments_prefix(redis_url):
+    """Two deployments on one Redis: each takes only its own tasks."""
+    import uuid
+
+    prefix = f"test-celery-{uuid.uuid4().hex[:8]}"
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+    clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), REDIS_URL=redis_url,
+                 MASTRA_CHANNEL_PREFIX=prefix)
+    proc = subprocess.run([sys.executable, "-c", CELERY_PROBE, prefix], cwd=ROOT, env=clean, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["keys"] == [f"{prefix}:_kombu.binding.celery", f"{prefix}:_kombu.binding_permanent.celery",
+                            f"{prefix}:celery"]
+    assert seen["queued"] == 1
+    assert seen["result_key"] == f"{prefix}:celery-task-meta-t1"
