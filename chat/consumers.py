@@ -35,7 +35,7 @@ from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
 
 from .actions import ACTIONS, Target
-from .frames import Frame, chunk_fitted, chunk_text, error_frame, frame_parse
+from .frames import Frame, chunk_fitted, chunk_text, error_frame, frame_parse, value_cut
 from .snapshot import athread_snapshot_build, frame_limit, snapshot_chunk_window
 
 logger = logging.getLogger(__name__)
@@ -197,7 +197,13 @@ class ThreadConsumer(AsyncWebsocketConsumer):
             self.subscription.unsubscribe()
 
     async def send_json(self, content: dict) -> None:
-        await self.send(text_data=json.dumps(content))
+        """Send a frame of the socket's own (snapshot, queue, accepted, error); one over the
+        websocket message size goes with its long strings cut (``chat.frames.value_cut``): the
+        queue of several large inputs, say."""
+        text = json.dumps(content)
+        if len(text) > frame_limit():
+            text = json.dumps({key: value_cut(value) for key, value in content.items()})
+        await self.send(text_data=text)
 
 
 __all__ = ["CLOSE_NOT_FOUND", "CLOSE_NOT_SIGNED_IN", "NoSuchSocket", "ThreadConsumer"]

@@ -122,16 +122,16 @@ CUT_STRING_CHARS = 16 * 1024
 CUT_VALUE_CHARS = 64 * 1024
 
 
-def _cut(value: Any) -> Any:
+def value_cut(value: Any) -> Any:
     """``value`` with its long strings cut and its large lists and objects cut inside."""
     if isinstance(value, str):
         if len(value) <= CUT_VALUE_CHARS:
             return value
         return value[:CUT_STRING_CHARS] + f"… [{len(value) - CUT_STRING_CHARS} more characters not shown here]"
     if isinstance(value, dict):
-        return {k: _cut(v) for k, v in value.items()}
+        return {k: value_cut(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_cut(v) for v in value]
+        return [value_cut(v) for v in value]
     return value
 
 
@@ -144,7 +144,7 @@ def chunk_fitted(chunk: dict, text: str, limit: int) -> str:
     socket, and the page, resuming after its last seq, would be sent the same chunk again."""
     if len(text) <= limit:
         return text
-    fitted = {k: (_cut(v) if k in ("payload", "data") else v) for k, v in chunk.items()}
+    fitted = {k: (value_cut(v) if k in ("payload", "data") else v) for k, v in chunk.items()}
     fitted["cut"] = len(text)
     out = json.dumps(fitted)
     if len(out) <= limit:

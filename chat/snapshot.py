@@ -28,6 +28,7 @@ from agents.store import approvals_pending
 from agents.threads.activity import lease_state
 from agents.threads.inputs import queued_inputs_list
 
+from .frames import value_cut
 from .selectors import MessagesWindow, message_position, messages_window
 
 #: reads tried before the snapshot settles for the last one (each retry means a run just ended)
@@ -98,7 +99,11 @@ def thread_snapshot_build(*, resource_id: str, thread_id: str) -> dict:
              "approvals": approvals, "activeRunId": active_run_id, "lastSeq": last_seq}
     # the newest messages that fit beside the rest (the oldest of the window go first; the page
     # reads what is left out over HTTP, where no message size limit applies)
-    window.trim_to(frame_limit() - FRAME_SLACK - len(json.dumps(frame)))
+    room = frame_limit() - FRAME_SLACK - len(json.dumps(frame))
+    if room < 0:  # large inputs queued (each up to MASTRA_MAX_SIGNAL_BYTES): shown cut, as chunks are
+        frame["queued"], frame["approvals"] = value_cut(frame["queued"]), value_cut(frame["approvals"])
+        room = frame_limit() - FRAME_SLACK - len(json.dumps(frame))
+    window.trim_to(room)
     frame["messages"], frame["hasEarlier"] = window.messages, window.has_earlier
     return frame
 

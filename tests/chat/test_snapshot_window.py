@@ -15,6 +15,8 @@ from agents.runtime.chunks import chunk, snapshot_chunk
 from agents.store import messages_save
 from chat.frames import CUT_STRING_CHARS, chunk_fitted
 from chat.snapshot import snapshot_chunk_window, thread_snapshot_build
+from tests.agents.thread_harness import GatedEcho, wait_idle
+from tests.chat import site
 from tests.chat.wsclient import frames_until, open_socket, run_ended, send
 
 User = get_user_model()
@@ -170,3 +172,28 @@ async def test_a_chunk_over_the_limit_reaches_the_page_cut_and_the_socket_stays_
     await comm.disconnect()
     stored = await sync_to_async(lambda: [m.to_dict() for m in Message.objects.filter(resource_id="alice")])()
     assert "q" * 80_000 in json.dumps(stored)  # stored whole: only the frames were cut
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_large_queued_inputs_are_shown_cut_in_the_queue_and_the_snapshot(chat_site, alice, settings):
+    settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 100_000
+    chat_site(model=GatedEcho(after=2))
+    comm = await open_socket(alice)
+    await comm.receive_json_from()
+    await send(comm, {"type": "send-message", "message": "first"})
+    await frames_until(comm, "text-delta")
+    for letter in "abc":
+        await send(comm, {"type": "queue-message", "message": letter * 70_000})
+        queue = (await frames_until(comm, "queue"))[-1]
+    assert len(queue["queued"]) == 3 and len(json.dumps(queue)) <= 100_000
+    assert [q["contents"][:3] for q in queue["queued"]] == ["aaa", "bbb", "ccc"]
+    late = await open_socket(alice)
+    snapshot = await late.receive_json_from()
+    assert snapshot["type"] == "snapshot" and len(json.dumps(snapshot)) <= 100_000
+    assert [q["contents"].endswith("more characters not shown here]") for q in snapshot["queued"]] == [True] * 3
+    await late.disconnect()
+    site.mastra.get_agent("chat-bot").model.open()
+    await frames_until(comm, run_ended)
+    await wait_idle("alice", "t1")
+    await comm.disconnect()
