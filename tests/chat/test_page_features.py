@@ -552,9 +552,12 @@ def test_a_long_thread_opens_with_its_newest_messages_and_shows_earlier_ones_in_
         page.evaluate("document.getElementById('transcript').scrollTop = 0")
         reading = page.query_selector(".msg")  # this element, wherever it goes
         top = reading.bounding_box()["y"]
-        page.click("button.earlier")
+        page.focus("button.earlier")
+        page.keyboard.press("Enter")
         page.wait_for_function("() => document.querySelectorAll('.msg').length === 200")
         assert abs(reading.bounding_box()["y"] - top) <= 2
+        # the same button, still focused, for the next batch
+        assert page.evaluate("document.activeElement.className") == "earlier"
         assert reading.inner_text().endswith(texts[-100])
         screenshot(page, "chat-earlier-messages-1280")
         page.evaluate("document.getElementById('transcript').scrollTop = 0")

@@ -335,20 +335,28 @@ export function createRenderer(ui, actions) {
   }
 
   // -- items --------------------------------------------------------------------------------------
-  /* "Show earlier messages": the older stored messages the snapshot left out, read on a click. */
-  function earlierNode(item) {
+  /* "Show earlier messages": the older stored messages the snapshot left out, read on a click.
+   * One button, updated in place (aria-disabled while loading), so that the keyboard's focus stays
+   * on it from one batch to the next. */
+  function earlierEntry() {
     const node = el("div", "earlier-line");
-    if (item.failed) node.appendChild(el("span", "error-note", item.failed + " "));
-    const more = el("button", "earlier", item.loading ? "Loading earlier messages…" : "Show earlier messages");
+    const failed = el("span", "error-note");
+    const more = el("button", "earlier");
     more.type = "button";
-    more.disabled = !!item.loading;
     more.addEventListener("click", function () { actions.loadEarlier(); });
+    node.appendChild(failed);
     node.appendChild(more);
-    return node;
+    return { node: node, failed: failed, more: more };
+  }
+
+  function drawEarlier(entry, item) {
+    entry.failed.textContent = item.failed ? item.failed + " " : "";
+    entry.more.textContent = item.loading ? "Loading earlier messages…" : "Show earlier messages";
+    entry.more.setAttribute("aria-disabled", String(!!item.loading));
   }
 
   function itemEntry(item) {
-    if (item.kind === "earlier") return { node: earlierNode(item) };
+    if (item.kind === "earlier") return earlierEntry();
     if (item.kind === "signal") return { node: signalNode(item.signal) };
     if (item.kind === "turn") return turnEntry(item);
     if (item.kind === "empty") return { node: emptyNode() };
@@ -363,7 +371,7 @@ export function createRenderer(ui, actions) {
     const keep = new Set();
     state.items.forEach(function (item) {
       let entry = items.get(item.key);
-      if (entry && (entry.item.kind !== item.kind || ((item.kind === "empty" || item.kind === "earlier") && entry.item !== item))) {
+      if (entry && (entry.item.kind !== item.kind || (item.kind === "empty" && entry.item !== item))) {
         entry.node.remove();
         entry = null;
       }
@@ -372,6 +380,7 @@ export function createRenderer(ui, actions) {
         items.set(item.key, entry);
       }
       if (item.kind === "turn" && entry.item !== item) drawTurn(entry, item, state);
+      if (item.kind === "earlier" && entry.item !== item) drawEarlier(entry, item);
       entry.item = item;
       prev = place(parent, entry.node, prev);
       keep.add(item.key);
