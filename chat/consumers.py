@@ -35,8 +35,8 @@ from agents.registry import get_mastra
 from agents.runtime.errors import MastraError
 
 from .actions import ACTIONS, Target
-from .frames import Frame, chunk_fitted, chunk_text, error_frame, frame_parse, value_cut
-from .snapshot import athread_snapshot_build, frame_limit, snapshot_chunk_window
+from .frames import Frame, chunk_fitted, chunk_text, error_frame, frame_limit, frame_parse, value_cut
+from .snapshot import athread_snapshot_build, snapshot_chunk_window
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from agents.runtime.errors import MastraError
 from agents.runtime.json_input import InputError, json_decode
 
@@ -114,6 +116,12 @@ def chunk_text(chunk: dict) -> str:
     if len(_chunk_texts) > CHUNK_TEXTS:
         _chunk_texts.popitem(last=False)
     return text
+
+
+def frame_limit() -> int:
+    """The largest websocket message the server sends: daphne's own limit
+    (``DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE``; the ``daphne`` command is given the same number)."""
+    return settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE
 
 
 #: characters of a long string kept when a chunk is cut to fit one websocket message

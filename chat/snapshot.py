@@ -28,19 +28,13 @@ from agents.store import approvals_pending
 from agents.threads.activity import lease_state
 from agents.threads.inputs import queued_inputs_list
 
-from .frames import value_cut
+from .frames import frame_limit, value_cut
 from .selectors import MessagesWindow, message_position, messages_window
 
 #: reads tried before the snapshot settles for the last one (each retry means a run just ended)
 SNAPSHOT_ATTEMPTS = 5
 #: room kept in a websocket message beside the snapshot's fields (bytes)
 FRAME_SLACK = 1024
-
-
-def frame_limit() -> int:
-    """The largest websocket message the server sends: daphne's own limit
-    (``DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE``; the ``daphne`` command is given the same number)."""
-    return settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE
 
 
 def window_read(key: str, *, before: int | None = None, at_least_one: bool = False) -> MessagesWindow:

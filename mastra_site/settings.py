@@ -273,9 +273,10 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL) or N
 # On Redis, the broker's queues and the results' keys start with the deployment's prefix, as the
 # channel layer's and the cache's do: deployments sharing one Redis do not take each other's tasks.
 MASTRA_CELERY_PREFIX = env_str("MASTRA_CELERY_PREFIX", env_str("MASTRA_CHANNEL_PREFIX", "mastra"))
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+_REDIS_SCHEMES = ("redis://", "rediss://", "redis+socket://")
+if CELERY_BROKER_URL.startswith(_REDIS_SCHEMES):
     CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{MASTRA_CELERY_PREFIX}:"}
-if (CELERY_RESULT_BACKEND or "").startswith(("redis://", "rediss://", "redis+socket://")):
+if (CELERY_RESULT_BACKEND or "").startswith(_REDIS_SCHEMES):
     CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": f"{MASTRA_CELERY_PREFIX}:"}
 
 MASTRA = env_str("MASTRA", "mastra_site.mastra:mastra")

@@ -367,7 +367,7 @@ function rebuild(s, messages, hasEarlier) {
   messages.forEach(function (m) { storedMessage(s, m); });
   s.standalone = null;
   if (!messages.length && !hasEarlier) pushItem(s, { key: "empty", kind: "empty" });
-  setEarlier(s, hasEarlier ? { before: messages.length ? messages[0].id : null, loading: false, failed: null } : null);
+  setEarlier(s, hasEarlier ? earlierThan(messages) : null);
   loadStoredFigures(s);
 }
 
@@ -381,6 +381,11 @@ function loadStoredFigures(s) {
     } else if (missing.indexOf(run) < 0) missing.push(run);
   });
   if (missing.length) s.effects = s.effects.concat([{ type: "load-figures", runIds: missing }]);
+}
+
+/* What the page asks for next: the messages before the oldest of ``messages`` (none held: the newest). */
+function earlierThan(messages) {
+  return { before: messages.length ? messages[0].id : null, loading: false, failed: null };
 }
 
 /* The "Show earlier messages" line: first in the transcript while `earlier` is set. */
@@ -401,7 +406,7 @@ function prependStored(s, messages, hasEarlier) {
   s.standalone = standalone;
   s.items = s.items.concat(held);
   if (!s.items.length && !hasEarlier) pushItem(s, { key: "empty", kind: "empty" });
-  setEarlier(s, hasEarlier && messages.length ? { before: messages[0].id, loading: false, failed: null } : null);
+  setEarlier(s, hasEarlier && messages.length ? earlierThan(messages) : null); // none read: nothing more to ask
   loadStoredFigures(s);
 }
 
