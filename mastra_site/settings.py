@@ -520,6 +520,15 @@ MASTRA_CHAT_SNAPSHOT_MESSAGES = env_int("MASTRA_CHAT_SNAPSHOT_MESSAGES", 100, mi
 # timestamp, level, logger, message, exception, and request_id / run_id / thread_id when known
 # (mastra_site.logging_context).
 LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
+# The HTTP clients under the provider SDKs and the channels' clients (httpx, httpx2) log every request
+# at INFO ("HTTP Request: POST ... 200 OK"): one line per model step and per platform write, which the
+# traces, the ledger and the channels' outbox already hold. Their level is this one (never below
+# LOG_LEVEL); INFO or DEBUG shows each request again. The SDKs' own loggers (their retries, at INFO)
+# follow LOG_LEVEL.
+LOG_LEVEL_HTTP_CLIENT = LOG_LEVELS[max(LOG_LEVELS.index(LOG_LEVEL), LOG_LEVELS.index(
+    env_choice("LOG_LEVEL_HTTP_CLIENT", "WARNING", LOG_LEVELS)))]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -531,6 +540,6 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["log_context"],
                              **({"formatter": "json"} if LOG_FORMAT == "json" else {})}},
-    "root": {"handlers": ["console"],
-             "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {name: {"level": LOG_LEVEL_HTTP_CLIENT} for name in ("httpx", "httpx2")},
 }

@@ -35,10 +35,37 @@ except ZeroDivisionError:
 """
 
 
-def run_logs(**env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("LOG_FORMAT", "LOG_LEVEL")}
+# a request through each HTTP client the provider SDKs and the channels use, to a local server
+REQUESTS = """
+import http.server, logging, threading
+import django
+django.setup()
+import httpx, httpx2
+
+class Ok(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Ok)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{server.server_port}/ping"
+assert httpx.get(url).status_code == httpx2.get(url).status_code == 200
+logging.getLogger("httpx2").warning("a client warning")
+logging.getLogger("mastra.probe").info("done")
+"""
+
+LOG_ENV = ("LOG_FORMAT", "LOG_LEVEL", "LOG_LEVEL_HTTP_CLIENT")
+
+
+def run_logs(code: str = LOGS, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in LOG_ENV}
     clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), **env)
-    return subprocess.run([sys.executable, "-c", LOGS], cwd=ROOT, env=clean, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True,
                           timeout=60)
 
 
@@ -59,6 +86,30 @@ def test_text_logs_are_the_default():
     proc = run_logs()
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == "plain line"
+
+
+def test_http_client_requests_are_not_logged_unless_asked():
+    proc = run_logs(REQUESTS)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["a client warning", "done"]
+
+
+def test_http_client_requests_are_logged_at_their_own_level():
+    proc = run_logs(REQUESTS, LOG_LEVEL_HTTP_CLIENT="info")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 4 and lines[2:] == ["a client warning", "done"]
+    assert all(line.startswith("HTTP Request: GET http://127.0.0.1:") and line.endswith('/ping "HTTP/1.0 200 OK"')
+               for line in lines[:2])
+
+
+def test_the_http_clients_level_is_never_below_the_sites():
+    proc = run_logs(REQUESTS, LOG_LEVEL="error", LOG_LEVEL_HTTP_CLIENT="debug")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert run_logs(REQUESTS, LOG_LEVEL_HTTP_CLIENT="chatty").stderr.strip().splitlines()[-1] == (
+        "django.core.exceptions.ImproperlyConfigured: LOG_LEVEL_HTTP_CLIENT must be one of DEBUG, INFO, WARNING, "
+        "ERROR, CRITICAL, not 'chatty'")
 
 
 def test_an_unknown_log_format_is_refused():
