@@ -87,6 +87,13 @@ class DatabaseRunPolicy:
         if limits:
             slot_take(scope=scope, limits=limits, now=now, ttl_s=settings.MASTRA_ACTIVE_RUN_TTL_S)
 
+    async def before_side_call(self, scope: RunScope, budgets: tuple[Budget, ...]) -> None:
+        """Before a model call made for a run outside its steps (its thread's title): refuse it when
+        a hard budget of the run's scope is spent. No slot is taken: the call is not a run."""
+        hard = await self.hard(scope, budgets)
+        if hard:
+            await async_twin(self._before)(scope, hard, [])
+
     async def after_step(self, scope: RunScope, budgets: tuple[Budget, ...], spend: StepSpend) -> list[BudgetNotice]:
         applying = [b for b in await self.in_force(budgets) if b.applies_to(scope)]
         if not applying:

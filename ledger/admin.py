@@ -144,9 +144,9 @@ class ReadOnly(admin.ModelAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnly):
-    list_display = ("created_at", "agent_id", "resource_id", "channel", "model_label", "step_number", "input_tokens",
+    list_display = ("created_at", "agent_id", "resource_id", "channel", "model_label", "call", "input_tokens",
                     "output_tokens", "cached_input_tokens", "reasoning_tokens", "latency_ms", "cost_text", "run_link")
-    list_filter = (DayFilter, AgentFilter, ResourceFilter, ChannelFilter, ModelFilter)
+    list_filter = (DayFilter, AgentFilter, ResourceFilter, ChannelFilter, ModelFilter, "kind")
     search_fields = ("=run_id", "=resource_id", "=thread_id")
     # the count of every row would be a scan of the table: counted up to COUNT_CAP rows at most
     show_full_result_count = False
@@ -158,6 +158,10 @@ class LedgerEntryAdmin(ReadOnly):
     @admin.display(description="model")
     def model_label(self, obj: LedgerEntry) -> str:
         return f"{obj.provider}/{obj.model}"
+
+    @admin.display(description="call", ordering="step_number")
+    def call(self, obj: LedgerEntry) -> str:
+        return obj.call_label
 
     @admin.display(description="cost")
     def cost_text(self, obj: LedgerEntry) -> str:

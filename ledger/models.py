@@ -51,12 +51,17 @@ COST = {"max_digits": 20, "decimal_places": 10}
 
 
 class LedgerEntry(models.Model):
-    """One answered model step: who ran it (agent, editor version, resource, thread, run, channel),
+    """One answered model call of a run (``kind``: one of its steps, or its thread's title asked
+    after it): who ran it (agent, editor version, resource, thread, run, channel),
     which model answered it, its tokens as the provider reported them (null: none reported,
     unknown), its latency and its cost (null: the price table has no price for that model on that
     day, or the tokens are unknown; shown as "no price", never 0). Written in batches by
     ``ledger.writer``; :class:`LedgerDaily` and :class:`LedgerResourceDaily` are kept in step with
-    it in the same transaction."""
+    it in the same transaction (a title counts there as one more step)."""
+
+    class Kind(models.TextChoices):
+        STEP = "step", "step"
+        TITLE = "title", "thread title"
 
     created_at = models.DateTimeField(help_text="the step's end")
     day = models.DateField(help_text="the step's day (UTC)")
@@ -68,7 +73,10 @@ class LedgerEntry(models.Model):
     channel = models.CharField(max_length=16, blank=True, default="")
     provider = models.CharField(max_length=64, blank=True, default="")
     model = models.CharField(max_length=255, blank=True, default="")
-    step_number = models.PositiveIntegerField(default=0)
+    # db_default too: rows written by SQL alone (the benches' fills) are steps
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.STEP, db_default=Kind.STEP,
+                            help_text="a step of the run, or its thread's title (asked after the run)")
+    step_number = models.PositiveIntegerField(default=0, help_text="a title's: the number of steps of its run")
     input_tokens = models.BigIntegerField(null=True, blank=True)
     output_tokens = models.BigIntegerField(null=True, blank=True)
     cached_input_tokens = models.BigIntegerField(null=True, blank=True)
@@ -83,8 +91,13 @@ class LedgerEntry(models.Model):
         indexes = [models.Index(fields=["day", "agent_id"], name="ledger_entry_day_agent"),
                    models.Index(fields=["resource_id", "day"], name="ledger_entry_resource_day")]
 
+    @property
+    def call_label(self) -> str:
+        """``step 2``, or ``title`` (the thread's title, asked after the run)."""
+        return "title" if self.kind == self.Kind.TITLE else f"step {self.step_number}"
+
     def __str__(self) -> str:
-        return f"{self.run_id} step {self.step_number} ({self.provider}/{self.model})"
+        return f"{self.run_id} {self.call_label} ({self.provider}/{self.model})"
 
 
 class DailySums(models.Model):

@@ -86,6 +86,7 @@ def entry_from(record: dict) -> dict:
         editor_version=str(record.get("editor_version") or "")[:64],
         resource_id=(record.get("resource_id") or "")[:255], thread_id=(record.get("thread_id") or "")[:255],
         run_id=(record.get("run_id") or "")[:64], channel=(record.get("channel") or "")[:16],
+        kind=LedgerEntry.Kind.TITLE if record.get("kind") == "title" else LedgerEntry.Kind.STEP,
         provider=(record.get("provider") or "")[:64], model=(record.get("model") or "")[:255],
         step_number=int(record.get("step_number") or 0), latency_ms=int(record.get("latency_ms") or 0),
         cost=cost, **tokens)

@@ -14,6 +14,11 @@ budgets or limits:
 - :meth:`RunPolicy.run_end` when the run ended (any way, also suspended): whatever the policy held
   for the run (an active-run slot) is let go.
 
+A model call made for a run outside its steps (its thread's title, asked after the run ended) is
+checked with :meth:`RunPolicy.before_side_call` (the run's hard budgets, no slot taken: a spent
+budget means no call) and counted with :meth:`RunPolicy.after_step` like a step. A policy without
+``before_side_call`` does not check those calls.
+
 Without a policy a run calls nothing. The site's implementation is ``budgets.policy`` (counters in
 the database); :class:`MemoryRunPolicy` keeps them in the process (plain Python use, tests).
 """
@@ -80,6 +85,8 @@ class RunPolicy(Protocol):
 
     async def run_end(self, scope: RunScope) -> None: ...
 
+    async def before_side_call(self, scope: RunScope, budgets: tuple[Budget, ...]) -> None: ...
+
     async def admit(self, scope: RunScope, budgets: tuple[Budget, ...]) -> None: ...
 
 
@@ -137,6 +144,9 @@ class MemoryRunPolicy:
                 spent = self.spent.get(self._key(budget, scope, at), Decimal(0))
                 if spent >= budget.limit:
                     raise refusal(budget, spent=spent, resets_at=resets_at(budget, at, self.tz))
+
+    async def before_side_call(self, scope: RunScope, budgets: tuple[Budget, ...]) -> None:
+        await self.before_model_call(scope, budgets)  # (this policy holds no slots)
 
     async def after_step(self, scope: RunScope, budgets: tuple[Budget, ...], spend: StepSpend) -> list[BudgetNotice]:
         notices, at = [], self.now()  # periods follow the policy's clock; the price, the step's time

@@ -183,3 +183,57 @@ async def test_a_run_over_the_concurrency_limit_is_refused_before_its_call_and_t
     # another resource was never limited by alice's runs
     assert (await quick.generate("d", request_context={RESOURCE_ID_KEY: "bob"})).text == "after"
 
+
+
+async def title_of(memory, thread: str = "t1") -> str:
+    import asyncio
+
+    for _ in range(300):
+        found = await memory.store.get_thread(resource_id="alice", thread_id=thread)
+        if found and found["title"]:
+            return found["title"]
+        await asyncio.sleep(0.01)
+    return ""
+
+
+def titled(model, clock, budgets):
+    memory = InMemoryMemory(generate_title=True)
+    agent = Agent(id="spender", instructions="Spend.", model=model, memory=memory)
+    Mastra(agents={"spender": agent}, policy=DatabaseRunPolicy(now=clock), budgets=list(budgets))
+    return agent, memory
+
+
+async def test_a_threads_title_is_counted_against_its_runs_budgets_and_takes_no_slot(clock, settings):
+    settings.MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE = 1
+    clock.now = datetime.now(timezone.utc)  # slots expire by the real clock's database rows
+    model = ScriptedModel([text_step("Sure.", usage=(40, 10)), text_step("Trip to Lagos", usage=(30, 5)),
+                           text_step("Booked.", usage=(1, 1))])
+    agent, memory = titled(model, clock, [{"id": "alice-day", "scope": "resource", "unit": "tokens", "limit": 1000}])
+    assert (await agent.generate("Plan a trip to Lagos", memory={"resource": "alice", "thread": "t1"})).text == "Sure."
+    assert await title_of(memory) == "Trip to Lagos"
+    assert [(b, who, int(s)) for b, who, _, s, _ in await counters()] == [("alice-day", "alice", 85)]
+    # the title held no active-run slot: alice's next run is not refused by the limit of 1
+    assert (await agent.generate("Book it", memory={"resource": "alice", "thread": "t1"})).text == "Booked."
+
+
+async def test_a_spent_hard_budget_leaves_the_title_to_the_first_message(clock, caplog):
+    model = ScriptedModel([text_step("Sure.", usage=(100, 0)), text_step("never asked")])
+    agent, memory = titled(model, clock, [{"id": "alice-day", "scope": "resource", "unit": "tokens", "limit": 100}])
+    with caplog.at_level("INFO", logger="agents.runtime.agent.title"):
+        await agent.generate("**Plan** a trip\nsoon", memory={"resource": "alice", "thread": "t1"})
+        assert await title_of(memory) == "Plan a trip"
+    assert model.calls == 1
+    assert [r.getMessage() for r in caplog.records if r.name == "agents.runtime.agent.title"] == [
+        "the title of thread t1 is made from its first message: budget 'alice-day' is spent (100 tokens of 100 "
+        "tokens per day); it resets at 2026-12-04T00:00:00+00:00"]
+
+
+async def test_a_soft_budget_a_title_spends_is_logged(clock, caplog):
+    model = ScriptedModel([text_step("Sure.", usage=(90, 0)), text_step("Trip to Lagos", usage=(20, 0))])
+    agent, memory = titled(model, clock, [{"id": "watch", "unit": "tokens", "limit": 100, "mode": "soft"}])
+    with caplog.at_level("WARNING", logger="agents.runtime.run.spending"):
+        result = await agent.generate("Plan a trip to Lagos", memory={"resource": "alice", "thread": "t1"})
+        assert await title_of(memory) == "Trip to Lagos"
+    assert [r.getMessage() for r in caplog.records if r.name == "agents.runtime.run.spending"] == [
+        f"the thread title of run {result.run_id} spent a soft budget: Budget 'watch' is spent (110 tokens of 100 "
+        "tokens per day); runs go on (a soft budget); it resets at 2026-12-04T00:00:00+00:00."]

@@ -145,11 +145,24 @@ def test_the_ledger_list_filters_by_day_agent_resource_channel_and_model(staff, 
 def test_a_runs_page_shows_its_usage_and_cost(staff, ledger):
     body = text(staff.get("/admin/agents/run/run-4/change/"))
     assert "Usage and cost (cost ledger)" in body
-    assert "no price · 10 input, 10 output, 0 cached input, 0 reasoning tokens over 2 steps (1 with usage unknown)" \
+    assert "no price · 10 input, 10 output, 0 cached input, 0 reasoning tokens over 2 model calls (1 with usage unknown)" \
         in body
     assert "1 webhook acme/frontier-9 unknown unknown unknown unknown 40 ms no price" in body
     body = text(staff.get("/admin/agents/run/run-1/change/"))
     assert "$3.5000 · 1000000 input, 100000 output" in body
+
+
+def test_a_threads_title_is_a_model_call_of_its_run_on_its_page_and_in_the_ledger_list(staff, ledger):
+    Run.objects.create(id="run-5", agent_id="support", resource_id="dana", status="completed", started_at=NOW)
+    entries_write([step("run-5", resource="dana", usage=(1000, 100)),
+                   {**step("run-5", resource="dana", usage=(200, 8), n=1), "kind": "title"}])
+    body = text(staff.get("/admin/agents/run/run-5/change/"))
+    assert "$0.004080 · 1200 input, 108 output, 0 cached input, 0 reasoning tokens over 2 model calls" in body
+    assert "0 chat openai/gpt-4o 1000 100 0 0 40 ms $0.003500 title chat openai/gpt-4o 200 8 0 0 40 ms $0.000580" in body
+    page = staff.get("/admin/ledger/ledgerentry/?kind=title")
+    assert page.status_code == 200
+    assert sorted(set(re.findall(r"/admin/agents/run/(run-\d)/change/", page.content.decode()))) == ["run-5"]
+    assert "openai/gpt-4o title 200 8" in text(page)
 
 
 def test_a_price_change_leaves_recorded_costs_alone(staff, ledger):

@@ -3,6 +3,7 @@ background writer, costed from the price table, summed per day in the same trans
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -11,8 +12,9 @@ import pytest
 from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.runtime import Agent, create_tool
+from agents.runtime import Agent, InMemoryMemory, create_tool
 from agents.runtime.errors import ModelError
+from agents.runtime.scoring import create_llm_scorer, scoring_drain
 from agents.runtime.testing import ScriptedModel, ScriptedStep, text_step, tool_step
 from agents.runtime.tracing import CHANNEL_KEY
 from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
@@ -59,6 +61,46 @@ async def test_each_model_step_of_a_run_is_one_costed_row(ledger_on):
     assert day == [("calc", "api", "openai", "gpt-4o", 2, 2, 0, 2200, 25, 400, Decimal("0.00525"))]
     by_resource = await db(lambda: list(LedgerResourceDaily.objects.values_list("resource_id", "steps", "cost")))
     assert by_resource == [("alice", 2, Decimal("0.00525"))]
+
+
+@pytest.mark.asyncio
+async def test_a_threads_title_is_one_more_row_of_its_run(ledger_on):
+    memory = InMemoryMemory(generate_title=True)
+    model = ScriptedModel([text_step("Sure.", usage=(100, 10)), text_step("Trip to Lagos", usage=(30, 4))],
+                          provider="openai", model_id="gpt-4o")
+    agent = Agent(id="planner", instructions="Plan.", model=model, memory=memory)
+    result = await agent.generate("Plan a trip to Lagos", memory={"resource": "alice", "thread": "t1"},
+                                  request_context={CHANNEL_KEY: "chat"})
+    for _ in range(300):
+        if (await memory.store.get_thread(resource_id="alice", thread_id="t1"))["title"]:
+            break
+        await asyncio.sleep(0.01)
+    await written(ledger_on)
+    rows = await db(lambda: list(LedgerEntry.objects.order_by("id").values_list(
+        "kind", "step_number", "run_id", "agent_id", "resource_id", "thread_id", "channel", "model", "input_tokens",
+        "output_tokens", "cost")))
+    # gpt-4o: 2.50 input, 10 output per million tokens
+    assert rows == [("step", 0, result.run_id, "planner", "alice", "t1", "chat", "gpt-4o", 100, 10, Decimal("0.00035")),
+                    ("title", 1, result.run_id, "planner", "alice", "t1", "chat", "gpt-4o", 30, 4, Decimal("0.000115"))]
+    day = await db(lambda: list(LedgerDaily.objects.values_list("agent_id", "steps", "input_tokens", "cost")))
+    assert day == [("planner", 2, 130, Decimal("0.000465"))]
+
+
+@pytest.mark.asyncio
+async def test_a_scorers_judge_is_a_run_of_its_own_agent_in_the_ledger(ledger_on):
+    judge = Agent(id="judge", instructions="You judge.", model=ScriptedModel(
+        [text_step('{"score": 1, "reason": "polite"}', usage=(50, 5))], provider="openai", model_id="gpt-4o-mini"))
+    scorer = create_llm_scorer(id="polite", judge=judge)
+    agent = Agent(id="support", instructions="Help.", scorers={"polite": scorer}, model=ScriptedModel(
+        [text_step("Hello!", usage=(100, 10))], provider="openai", model_id="gpt-4o"))
+    result = await agent.generate("hi", request_context={CHANNEL_KEY: "api", "mastra__resourceId": "alice"})
+    await scoring_drain()
+    await written(ledger_on)
+    rows = await db(lambda: list(LedgerEntry.objects.order_by("id").values_list(
+        "kind", "run_id", "agent_id", "resource_id", "channel", "model", "input_tokens", "output_tokens")))
+    assert rows[0] == ("step", result.run_id, "support", "alice", "api", "gpt-4o", 100, 10)
+    assert rows[1][0] == "step" and rows[1][1] != result.run_id
+    assert rows[1][2:] == ("judge", "", "", "gpt-4o-mini", 50, 5)
 
 
 @pytest.mark.asyncio

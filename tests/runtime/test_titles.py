@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
-from agents.runtime import Agent, InMemoryMemory
+from agents.runtime import Agent, InMemoryMemory, Mastra
 from agents.runtime.agent.title import title_clean, title_from_message
+from agents.runtime.run_policy import MemoryRunPolicy
 from agents.runtime.testing import ScriptedModel, text_step
 
 MEM = {"resource": "user-1", "thread": "thread-1"}
@@ -48,9 +49,9 @@ def test_a_models_title_is_cleaned(answer, title):
     assert title_clean(answer) == title
 
 
-async def wait_title(memory) -> str:
+async def wait_title(memory, thread_id: str = "thread-1") -> str:
     for _ in range(250):
-        thread = await memory.store.get_thread(resource_id="user-1", thread_id="thread-1")
+        thread = await memory.store.get_thread(resource_id="user-1", thread_id=thread_id)
         if thread and thread["title"]:
             return thread["title"]
         await asyncio.sleep(0.01)
@@ -82,3 +83,18 @@ async def test_a_model_whose_title_is_empty_gets_the_first_message():
     agent = Agent(id="a", instructions="x", model=model, memory=memory)
     await agent.generate("Plan a trip to Lagos", memory=MEM)
     assert await wait_title(memory) == "Plan a trip to Lagos"
+
+
+@pytest.mark.asyncio
+async def test_a_title_is_counted_by_the_run_policy_and_skipped_when_a_hard_budget_is_spent():
+    memory = InMemoryMemory(generate_title=True)
+    model = ScriptedModel([text_step("Sure.", usage=(60, 0)), text_step("Trip to Lagos", usage=(30, 0)),
+                           text_step("Done.", usage=(20, 0))])
+    agent = Agent(id="a", instructions="x", model=model, memory=memory)
+    policy = MemoryRunPolicy()
+    Mastra(agents={"a": agent}, policy=policy, budgets=[{"id": "day", "unit": "tokens", "limit": 100}])
+    await agent.generate("Plan a trip to Lagos", memory=MEM)
+    assert await wait_title(memory) == "Trip to Lagos"
+    assert list(policy.spent.values()) == [90]
+    await agent.generate("Book it", memory={"resource": "user-1", "thread": "thread-2"})  # 110 of 100: spent
+    assert (await wait_title(memory, "thread-2"), model.calls) == ("Book it", 3)

@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from typing import Any
 
 from ..providers.base import ModelRequest
+from ..providers.chain import model_label
 from ..providers.router import resolve_model
+from ..results import Usage
 from ..run import maybe_await
+from ..run.spending import side_call_record, side_call_refusal
+from ..tracing.steps import call_observed
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +78,12 @@ async def title_generate(run: Any, first_message: str) -> None:
     the conversation that starts with ``first_message``, store it (cleaned: :func:`title_clean`)
     and call ``on_title_generated``. A model that cannot write one (``writes_titles = False``: the
     offline ``local/echo``) is not asked: the title is :func:`title_from_message`. Never raises: a
-    failure is logged."""
+    failure is logged.
+
+    The call is one of the run's model calls for the site's accounts: its step observers (the cost
+    ledger) get it as ``kind: "title"``, and its run policy counts its usage against the run's
+    budgets. When a hard budget of the run's scope is spent, no model is asked: the title is made
+    from the message."""
     mem = run.memory
     setting = mem["generate_title"]
     model = run.model
@@ -83,14 +93,14 @@ async def title_generate(run: Any, first_message: str) -> None:
             model = resolve_model(setting["model"])
         instructions = setting.get("instructions") or instructions
     try:
-        if getattr(model, "writes_titles", True):
-            parts = []
-            async for event in model.stream(ModelRequest(messages=[{"role": "system", "content": instructions},
-                                                                   {"role": "user", "content": first_message}])):
-                if event["type"] == "text-delta":
-                    parts.append(event["text"])
-            title = title_clean("".join(parts)) or title_from_message(first_message)
-        else:  # the offline model would echo the request: the title is made from the message itself
+        asks = getattr(model, "writes_titles", True)
+        refused = await side_call_refusal(run) if asks else None
+        if refused is not None:
+            logger.info("the title of thread %s is made from its first message: %s", mem["thread_id"], refused)
+        if asks and refused is None:
+            title = title_clean(await _title_asked(run, model, instructions, first_message)) or title_from_message(
+                first_message)
+        else:  # the offline model would echo the request, or a budget is spent: made from the message itself
             title = title_from_message(first_message)
         if not title:
             return
@@ -100,6 +110,25 @@ async def title_generate(run: Any, first_message: str) -> None:
             await maybe_await(callback(title))
     except Exception:
         logger.exception("title generation failed for thread %s", mem["thread_id"])
+
+
+async def _title_asked(run: Any, model: Any, instructions: str, first_message: str) -> str:
+    """The text ``model`` answers to the title request; the call is observed and counted (see
+    :func:`title_generate`)."""
+    parts, finish = [], {}
+    started = time.monotonic()
+    async for event in model.stream(ModelRequest(messages=[{"role": "system", "content": instructions},
+                                                           {"role": "user", "content": first_message}])):
+        if event["type"] == "text-delta":
+            parts.append(event["text"])
+        elif event["type"] == "finish":
+            finish = event
+    label, usage = model_label(model), finish.get("usage")
+    call_observed(run, kind="title", model=label, step_number=len(run.steps),
+                  usage=Usage(usage).camel() if usage is not None else None, latency_s=time.monotonic() - started)
+    if usage is not None:
+        await side_call_record(run, label, usage)
+    return "".join(parts)
 
 
 __all__ = ["TITLE_INSTRUCTIONS", "title_clean", "title_from_message", "title_generate", "title_generate_soon"]

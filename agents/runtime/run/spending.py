@@ -10,6 +10,7 @@ from typing import Any
 from ..budgets import RunScope
 from ..chunks import data_chunk
 from ..messages import new_id, now_iso
+from ..errors import RunRefusedError
 from ..run_policy import CHANNEL_KEY, RESOURCE_ID_KEY, StepSpend
 from ..stored_messages import notice_entry
 
@@ -66,6 +67,30 @@ async def spend_record(run: Any, step: Any) -> None:
         await run.send(data_chunk("data-budget-notice", run.run_id, data))
         run.notices.append(notice_entry(message_id=new_id(), created_at=now_iso(),
                                         agent_id=getattr(run.agent, "id", None), run_id=run.run_id, notice=data))
+
+
+async def side_call_refusal(run: Any) -> RunRefusedError | None:
+    """Before a model call made for ``run`` outside its steps (its thread's title): the policy's
+    refusal (a hard budget of the run's scope spent), or None when the call may be made."""
+    check = getattr(run.policy, "before_side_call", None)
+    if check is None:
+        return None
+    try:
+        await check(scope_of(run), run.budgets)
+    except RunRefusedError as exc:
+        return exc
+    return None
+
+
+async def side_call_record(run: Any, model: str, usage: dict) -> None:
+    """After such a call: what it used (``usage`` snake_case, of the model labelled ``model``) goes
+    to the policy as a step of ``run`` would. A soft budget it spends is logged: the run has ended,
+    there is no stream to tell (the dashboard shows the budget spent)."""
+    if run.policy is None:
+        return
+    spend = StepSpend(model=model, usage=dict(usage), at=datetime.now(timezone.utc))
+    for notice in await run.policy.after_step(scope_of(run), run.budgets, spend):
+        logger.warning("the thread title of run %s spent a soft budget: %s", run.run_id, notice.message)
 
 
 async def spend_end(run: Any) -> None:

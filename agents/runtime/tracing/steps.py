@@ -1,13 +1,15 @@
 """Model steps as records, for whoever keeps accounts of them (the cost ledger).
 
-After each model step that a model answered, every observer registered with
+After each model step that a model answered, and after each other model call made for a run (the
+title of its thread, :mod:`agents.runtime.agent.title`), every observer registered with
 :func:`add_step_observer` is called with one record (a plain dict, on the run's event loop):
 
-``run_id``, ``agent_id``, ``editor_version`` (the stored version the run used, else None),
+``kind`` (``step``: a step of the run; ``title``: its thread's title, asked after the run), ``run_id``, ``agent_id``, ``editor_version`` (the stored version the run used, else None),
 ``resource_id`` and ``thread_id`` (the run's memory thread; for a run without memory the resource
 its caller named, ``request_context["mastra__resourceId"]``), ``channel`` (what started the run:
 ``request_context["mastra__channel"]``, see :data:`CHANNELS`; None when unknown), ``provider`` and
-``model`` (the model that answered this step: a fallback chain may change it), ``step_number``,
+``model`` (the model that answered this step: a fallback chain may change it), ``step_number``
+(a title's: the number of steps of its run),
 ``usage`` (the step's token counts in camelCase as the provider reported them, or None when it
 reported none: unknown, not zero), ``latency_ms`` (from the request to the end of the answer,
 retries and fallbacks included) and ``at`` (the step's end, an aware UTC datetime).
@@ -72,24 +74,33 @@ def if_idle_with_channel(if_idle: dict | None, channel: str) -> dict:
 
 def step_observed(run: Any, step: Any, latency_s: float) -> None:
     """Tell the observers about ``step`` of ``run`` (see the module docstring)."""
+    if _observers:
+        call_observed(run, kind="step", model=step.model or "", step_number=step.step_number,
+                      usage=step.usage.camel() if getattr(step, "usage_reported", True) else None,
+                      latency_s=latency_s)
+
+
+def call_observed(run: Any, *, kind: str, model: str, step_number: int, usage: dict | None,
+                  latency_s: float) -> None:
+    """Tell the observers about a model call of ``run``: ``kind`` (module docstring), ``model`` the
+    label of the model that answered (``provider/model``), ``usage`` in camelCase (None: none
+    reported)."""
     if not _observers:
         return
     context = run.request_context if isinstance(run.request_context, dict) else {}
     memory = run.memory or {}
-    label = step.model or ""
-    provider, _, model = label.partition("/")
-    if not model:
-        provider, model = "", label
+    provider, _, model_id = model.partition("/")
+    if not model_id:
+        provider, model_id = "", model
     channel = context.get(CHANNEL_KEY)
     owner = context.get(RESOURCE_KEY)
     record = {
-        "run_id": run.run_id, "agent_id": getattr(run.agent, "id", None) or "",
+        "kind": kind, "run_id": run.run_id, "agent_id": getattr(run.agent, "id", None) or "",
         "editor_version": getattr(run, "editor_version", None),
         "resource_id": memory.get("resource_id") or (owner if isinstance(owner, str) else None),
         "thread_id": memory.get("thread_id"),
         "channel": channel if isinstance(channel, str) else None,
-        "provider": provider, "model": model, "step_number": step.step_number,
-        "usage": step.usage.camel() if getattr(step, "usage_reported", True) else None,
+        "provider": provider, "model": model_id, "step_number": step_number, "usage": usage,
         "latency_ms": max(int(latency_s * 1000), 0), "at": datetime.now(timezone.utc),
     }
     for observer in list(_observers):
@@ -99,5 +110,5 @@ def step_observed(run: Any, step: Any, latency_s: float) -> None:
             logger.exception("step observer %r failed on run %s", observer, run.run_id)
 
 
-__all__ = ["CHANNELS", "CHANNEL_KEY", "add_step_observer", "if_idle_with_channel", "remove_step_observer",
+__all__ = ["CHANNELS", "CHANNEL_KEY", "add_step_observer", "call_observed", "if_idle_with_channel", "remove_step_observer",
            "step_observed", "with_channel"]
