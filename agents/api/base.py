@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpResponse
 from rest_framework.views import APIView
@@ -22,11 +21,12 @@ from agents.registry import get_mastra
 
 from .errors import exception_response
 from .parsing import request_text_check
+from .throttling import rate_cache
 
 
 def throttle_counters_in_memory() -> bool:
     """Whether DRF's throttles count in this process's memory (the default cache is local memory)."""
-    return isinstance(caches["default"], LocMemCache)
+    return isinstance(rate_cache(), LocMemCache)
 
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -49,6 +50,28 @@ async def test_the_send_rate_is_shared_by_processes_through_redis(alice: Api, re
     await sync_to_async(other.set)(key, [time.time(), time.time(), *history], 60)
     limited = await alice.post("/api/agents/echo/send-message", SEND)
     assert limited.status_code == 429 and body(limited)["code"] == "throttled"
+
+
+async def test_the_send_rate_is_counted_on_one_redis_connection(alice: Api, redis_cache, monkeypatch):
+    """Each request is an async context of its own, and Django's ``caches`` hold one cache (one
+    connection pool) per context: the count opened a new Redis connection for every request."""
+    from redis.connection import Connection
+
+    from channels.testing import HttpCommunicator
+
+    from mastra_site.asgi import http_application
+
+    opened = []
+    connect = Connection._connect
+    monkeypatch.setattr(Connection, "_connect", lambda self: opened.append(self) or connect(self))
+    site = http_application()
+    headers = [(b"host", b"testserver"), (b"content-type", b"application/json"),
+               *((k.lower().encode(), v.encode()) for k, v in alice.headers.items())]
+    for n in range(5):  # each request a task of its own, as under daphne
+        sent = await HttpCommunicator(site, "POST", "/api/agents/echo/send-message", headers=headers,
+                                      body=json.dumps({**SEND, "message": f"m{n}"}).encode()).get_response(timeout=10)
+        assert sent["status"] == 200, sent["body"]
+    assert len(opened) == 1
 
 
 async def test_sends_go_through_while_the_rate_cache_is_down(alice: Api, settings, monkeypatch, caplog):
