@@ -52,12 +52,16 @@ def db_url_for_subprocess(transactional_db) -> str:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup):
+def django_db_setup(django_db_setup, django_db_blocker):
     """The ORM calls of async code run in asgiref's single worker thread, and lease renewals on the
     lease thread (``agents.connections``), whose connections outlive the tests: close them before pytest-django destroys the test database (PostgreSQL refuses to drop
-    a database with open connections)."""
+    a database with open connections). What is left after that is ended by the server: connections
+    no code can reach any more (those of threads that ended, until the collector frees them; and one
+    the main thread opens in a browser test under Playwright, which pytest-django's own teardown
+    does not close), each of which made the drop fail with a warning."""
     yield
     import asyncio
+    import gc
 
     from asgiref.sync import sync_to_async
     from django.db import connections
@@ -66,6 +70,13 @@ def django_db_setup(django_db_setup):
 
     asyncio.run(sync_to_async(connections.close_all)())
     close_lease_connection()
+    gc.collect()  # connections of threads that ended (an event loop's executor), no longer referenced
+    connection = connections["default"]
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid()")
+        connection.close()
 
 
 @pytest.fixture
