@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from agents.runtime import Agent, InMemoryMemory, Mastra, create_tool
+from agents.runtime.agent.title import title_drain
 from agents.runtime.run_policy import RESOURCE_ID_KEY
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 from budgets.models import Budget, BudgetCounter
@@ -185,15 +186,9 @@ async def test_a_run_over_the_concurrency_limit_is_refused_before_its_call_and_t
 
 
 
-async def title_of(memory, thread: str = "t1") -> str:
-    import asyncio
-
-    for _ in range(300):
-        found = await memory.store.get_thread(resource_id="alice", thread_id=thread)
-        if found and found["title"]:
-            return found["title"]
-        await asyncio.sleep(0.01)
-    return ""
+async def title_of(memory) -> str:
+    assert await title_drain()
+    return (await memory.store.get_thread(resource_id="alice", thread_id="t1"))["title"]
 
 
 def titled(model, clock, budgets):

@@ -3,7 +3,6 @@ background writer, costed from the price table, summed per day in the same trans
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -13,6 +12,7 @@ from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.runtime import Agent, InMemoryMemory, create_tool
+from agents.runtime.agent.title import title_drain
 from agents.runtime.errors import ModelError
 from agents.runtime.scoring import create_llm_scorer, scoring_drain
 from agents.runtime.testing import ScriptedModel, ScriptedStep, text_step, tool_step
@@ -71,10 +71,8 @@ async def test_a_threads_title_is_one_more_row_of_its_run(ledger_on):
     agent = Agent(id="planner", instructions="Plan.", model=model, memory=memory)
     result = await agent.generate("Plan a trip to Lagos", memory={"resource": "alice", "thread": "t1"},
                                   request_context={CHANNEL_KEY: "chat"})
-    for _ in range(300):
-        if (await memory.store.get_thread(resource_id="alice", thread_id="t1"))["title"]:
-            break
-        await asyncio.sleep(0.01)
+    assert await title_drain()
+    assert (await memory.store.get_thread(resource_id="alice", thread_id="t1"))["title"] == "Trip to Lagos"
     await written(ledger_on)
     rows = await db(lambda: list(LedgerEntry.objects.order_by("id").values_list(
         "kind", "step_number", "run_id", "agent_id", "resource_id", "thread_id", "channel", "model", "input_tokens",

@@ -3,12 +3,10 @@ cannot write one (the offline ``local/echo``)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from agents.runtime import Agent, InMemoryMemory, Mastra
-from agents.runtime.agent.title import title_clean, title_from_message
+from agents.runtime.agent.title import title_clean, title_drain, title_from_message
 from agents.runtime.run_policy import MemoryRunPolicy
 from agents.runtime.testing import ScriptedModel, text_step
 
@@ -50,12 +48,9 @@ def test_a_models_title_is_cleaned(answer, title):
 
 
 async def wait_title(memory, thread_id: str = "thread-1") -> str:
-    for _ in range(250):
-        thread = await memory.store.get_thread(resource_id="user-1", thread_id=thread_id)
-        if thread and thread["title"]:
-            return thread["title"]
-        await asyncio.sleep(0.01)
-    return ""
+    assert await title_drain()
+    thread = await memory.store.get_thread(resource_id="user-1", thread_id=thread_id)
+    return thread["title"] if thread else ""
 
 
 @pytest.mark.asyncio

@@ -131,4 +131,13 @@ async def _title_asked(run: Any, model: Any, instructions: str, first_message: s
     return "".join(parts)
 
 
-__all__ = ["TITLE_INSTRUCTIONS", "title_clean", "title_from_message", "title_generate", "title_generate_soon"]
+async def title_drain(timeout: float = 10.0) -> bool:
+    """Wait until no title is being generated; False when some still ran after ``timeout`` seconds."""
+    if not _pending:
+        return True
+    done, pending = await asyncio.wait(set(_pending), timeout=timeout)
+    return not pending
+
+
+__all__ = ["TITLE_INSTRUCTIONS", "title_clean", "title_drain", "title_from_message", "title_generate",
+           "title_generate_soon"]
