@@ -58,7 +58,6 @@ class BatchWriter:
         _writers.add(self)
 
     def _reset(self) -> None:
-        self._pid = os.getpid()
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque = deque()
         self._thread: threading.Thread | None = None
@@ -74,8 +73,6 @@ class BatchWriter:
     # -- the caller's side ---------------------------------------------------------------------
     def submit(self, item: Any) -> bool:
         """Queue ``item``; False when it was dropped (queue full, or the writer shut down)."""
-        if self._pid != os.getpid():  # a forked child: its own queue and thread
-            self._reset()
         with self._cond:
             if self._closed or len(self._queue) >= self.max_queue:
                 self.dropped += 1
@@ -113,8 +110,6 @@ class BatchWriter:
 
     def shutdown(self, timeout: float | None = 30.0) -> bool:
         """Write what is queued, then stop the thread; later submissions are dropped."""
-        if self._pid != os.getpid():
-            return True
         with self._cond:
             if self._closed:
                 return True
@@ -223,6 +218,14 @@ def writers_shutdown(timeout: float = 30.0) -> None:
         writer.shutdown(timeout)
 
 
+def _writers_after_fork() -> None:
+    """A forked child (a prefork worker) starts every writer with an empty queue and no thread: the
+    parent writes what it queued, and the child's thread starts with its first submission."""
+    for writer in list(_writers):
+        writer._reset()
+
+
 atexit.register(writers_shutdown)
+os.register_at_fork(after_in_child=_writers_after_fork)
 
 __all__ = ["BatchWriter", "ProcessWriter", "writers_shutdown"]

@@ -72,6 +72,42 @@ def test_a_process_that_exits_normally_writes_everything_queued(tmp_path):
     assert out.read_text().split() == [str(n) for n in range(1000)]
 
 
+def test_a_forked_child_writes_its_own_items_and_not_its_parents(tmp_path):
+    """A prefork worker: the parent's queued items stay the parent's; the child's queue starts
+    empty, with a thread of its own, and its clean exit writes what it submitted."""
+    out = tmp_path / "written.txt"
+    script = textwrap.dedent(f"""
+        import os, threading
+        from agents.batch_writer import BatchWriter
+        gate = threading.Event()
+        def write(items):
+            gate.wait(30)  # the parent's first batch is held until the child has forked
+            with open({str(out)!r}, "a") as f:
+                f.write("".join(f"{{os.getpid()}} {{i}}\\n" for i in items))
+        writer = BatchWriter("fork", write, max_batch=2, interval_s=3600)
+        for n in ("p1", "p2", "p3"):
+            writer.submit(n)
+        pid = os.fork()
+        if pid == 0:
+            assert writer.stats()["queued"] == 0 and writer.stats()["submitted"] == 0
+            gate.set()
+            writer.submit("c1")
+            assert writer.shutdown(timeout=30)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0, status
+        print(pid)
+        gate.set()
+        assert writer.shutdown(timeout=30)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=60,
+                          capture_output=True, text=True)
+    child = done.stdout.strip()
+    lines = out.read_text().split("\n")[:-1]
+    assert sorted(line.split()[1] for line in lines if line.split()[0] == child) == ["c1"]
+    assert sorted(line.split()[1] for line in lines if line.split()[0] != child) == ["p1", "p2", "p3"]
+
+
 def test_a_full_batch_is_written_at_once_and_a_partial_one_after_the_interval():
     written_at: list[float] = []
     sink = Sink()

@@ -289,3 +289,29 @@ async def test_to_dict_reports_an_error_with_its_code():
     data = (await generate(ScriptedModel([ModelError("rate limited", code="rate_limited", status=429)]))).to_dict()
     assert data["error"] == {"message": "rate limited", "code": "rate_limited"}
     assert data["finishReason"] == "error"
+
+
+@pytest.mark.asyncio
+async def test_the_result_is_the_same_whether_or_not_anyone_reads_the_chunks():
+    """Without ``on_chunk`` nobody sees a ``generate``'s chunks and the run makes none; its result
+    (steps, tool calls and results, text, usage, response, messages) is the one a run whose chunks
+    are read returns."""
+    chunks: list[dict] = []
+    read = (await generate(on_chunk=chunks.append)).to_dict()
+    unread = (await generate()).to_dict()
+    assert [c["type"] for c in chunks] == [
+        "start", "step-start", "response-metadata", "tool-call", "tool-result", "step-finish",
+        "step-start", "response-metadata", "text-start", "text-delta", "text-delta", "text-end", "step-finish",
+        "finish"]
+
+    def without_times(value):
+        if isinstance(value, dict):
+            return {k: without_times(v) for k, v in value.items() if k not in ("createdAt", "timestamp", "id", "traceId", "spanId")}
+        if isinstance(value, list):
+            return [without_times(v) for v in value]
+        return value
+
+    assert without_times(unread) == without_times(read)
+    assert [c["payload"]["toolName"] for c in unread["toolCalls"]] == ["lookup"]
+    assert unread["steps"][0]["toolResults"][0]["payload"]["result"] == {"temp": 31, "city": "Lagos"}
+    assert unread["text"] == "It is 31 degrees."

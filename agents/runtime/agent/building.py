@@ -39,11 +39,11 @@ async def options_merge(agent: Any, options: dict) -> dict:
     return validate_options(merged)
 
 
-async def run_build(agent: Any, messages: Any, options: dict, emit: Callable, *, run_id: str | None = None,
+async def run_build(agent: Any, messages: Any, options: dict, emit: Callable | None, *, run_id: str | None = None,
                     prepared: tuple | None = None, hooks: ThreadHooks | None = None) -> Run:
-    """The run for one call. ``prepared`` is the memory's ``(thread, history)`` when the caller
-    already read them (a thread wake reads them in its own transaction); ``hooks`` makes it a
-    thread run."""
+    """The run for one call; ``emit`` gets its chunks (None: nobody listens, the run makes none).
+    ``prepared`` is the memory's ``(thread, history)`` when the caller already read them (a thread
+    wake reads them in its own transaction); ``hooks`` makes it a thread run."""
     return Run(**await run_parts(agent, messages, options, run_id=run_id, prepared=prepared), emit=emit,
                hooks=hooks)
 
@@ -212,10 +212,6 @@ def run_after(run: Run) -> None:
             title_generate_soon(run, first)
 
 
-def noop(chunk: dict) -> None:
-    return None
-
-
 def message_strip(message: dict) -> dict:
     """What the run keeps of a stored message: role, content, provider options and the signal
     metadata processors read; ids and timestamps stay in the store."""
@@ -234,5 +230,5 @@ async def processors_resolve(processors: Any, request_context: dict, field: str)
     return list(processors or [])
 
 
-__all__ = ["message_strip", "noop", "options_merge", "processors_resolve", "run_after", "run_build",
+__all__ = ["message_strip", "options_merge", "processors_resolve", "run_after", "run_build",
            "run_execute", "run_parts"]

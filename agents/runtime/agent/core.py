@@ -33,7 +33,7 @@ from ..threads import ThreadSubscription
 from ..threads.inputs import SendResult
 from ..tools import Schema, Tool
 from .approvals import resume_output, thread_scope
-from .building import noop, options_merge, run_build, run_execute
+from .building import options_merge, run_build, run_execute
 from .config import AGENT_OPTIONS, check_caller_models, check_tools, validate_editor
 from .resumption import resume_tool_output
 from .thread_api import (message_send, queued_inputs_cancel, queued_inputs_list, signal_send, state_signal_send,
@@ -227,8 +227,7 @@ class Agent:
     async def generate(self, messages: Any, **options: Any) -> GenerateResult:
         """Run the tool loop to its end and return the full result (errors are in ``result.error``)."""
         options = await options_merge(self, options)
-        emit = options.get("on_chunk") or noop
-        run = await run_build(self, messages, options, emit)
+        run = await run_build(self, messages, options, options.get("on_chunk"))
         return await run_execute(run)
 
     async def stream(self, messages: Any, **options: Any) -> AgentOutput:

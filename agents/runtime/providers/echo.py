@@ -14,6 +14,7 @@ characters (0: one delta per line).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from typing import Any, AsyncIterator
@@ -36,9 +37,31 @@ def _content_text(content: Any) -> str:
     return "\n".join(pieces)
 
 
-def _tool_calls(message: dict) -> list[dict]:
+@functools.lru_cache(maxsize=1024)
+def _requested_calls(text: str) -> tuple[tuple[str, str], ...]:
+    """The ``(tool name, raw JSON args)`` of the ``/tool`` lines of a user input, in order. Cached: a
+    run's user message is read again at each of its steps."""
+    if "/tool" not in text:
+        return ()
+    calls = []
+    for line in text.splitlines():
+        match = _TOOL_LINE.match(line)
+        if match:
+            calls.append((match.group(1), match.group(2).strip() or "{}"))
+    return tuple(calls)
+
+
+def _call_count(message: dict) -> int:
+    """How many tool calls an assistant message makes."""
     content = message.get("content")
-    return [p for p in content if p.get("type") == "tool-call"] if isinstance(content, list) else []
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for p in content if p.get("type") == "tool-call")
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_count(text: str) -> int:
+    return len(text.split())
 
 
 def example_for(schema: dict) -> Any:
@@ -88,22 +111,22 @@ class EchoModel:
         """
         messages = request.messages
         last_final = last_assistant = -1
+        made = 0  # tool calls made since the last final answer
         for i, m in enumerate(messages):
             if m["role"] == "assistant":
                 last_assistant = i
-                if not _tool_calls(m):
-                    last_final = i
-        turn = messages[last_final + 1:]
+                calls = _call_count(m)
+                if calls:
+                    made += calls
+                else:
+                    last_final, made = i, 0
+        if request.tool_choice == "none":
+            return [], last_assistant + 1
         requested: list[tuple[str, str]] = []
-        for m in turn:
+        for m in messages[last_final + 1:]:
             if m["role"] == "user":
-                for line in _content_text(m["content"]).splitlines():
-                    match = _TOOL_LINE.match(line)
-                    if match:
-                        requested.append((match.group(1), match.group(2).strip() or "{}"))
-        made = sum(len(_tool_calls(m)) for m in turn if m["role"] == "assistant")
-        pending = requested[made:] if request.tool_choice != "none" else []
-        return pending, last_assistant + 1
+                requested.extend(_requested_calls(_content_text(m["content"])))
+        return requested[made:], last_assistant + 1
 
     @staticmethod
     def _lines(messages: list[dict]) -> list[str]:
@@ -118,19 +141,25 @@ class EchoModel:
                     lines.append(f"tool {p['toolName']} {verb} {json.dumps(p.get('result'), sort_keys=True, default=str)}")
         return lines
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[dict]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[dict]:
+        """The step's events; with ``delay_ms``, each tool call and text delta comes that late.
+        They are made at once; without a delay they are handed out from the list as they are (an
+        async generator costs asyncio's bookkeeping of every generator started)."""
+        events = self._events(request)
+        return _paced(events, self.delay) if self.delay else _Replay(events)
+
+    def _events(self, request: ModelRequest) -> list[dict]:
+        """The step's events, in order (what :meth:`stream` hands out)."""
         pending, unanswered = self._plan(request)
-        prompt_words = sum(len(_content_text(m["content"]).split()) for m in request.messages)
-        yield {"type": "response-metadata", "id": "echo-response", "model_id": self.model_id,
-               "timestamp": None, "headers": {}}
+        prompt_words = sum(_word_count(_content_text(m["content"])) for m in request.messages)
+        events = [{"type": "response-metadata", "id": "echo-response", "model_id": self.model_id,
+                   "timestamp": None, "headers": {}}]
         if pending:
             name, raw = pending[0]
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            yield {"type": "tool-call", "tool_call_id": f"echo_call_{len(request.messages)}",
-                   "tool_name": name, "args_text": raw}
-            yield {"type": "finish", "finish_reason": "tool-calls", "usage": usage(prompt_words, 1)}
-            return
+            events.append({"type": "tool-call", "tool_call_id": f"echo_call_{len(request.messages)}",
+                           "tool_name": name, "args_text": raw})
+            events.append({"type": "finish", "finish_reason": "tool-calls", "usage": usage(prompt_words, 1)})
+            return events
         if request.response_format and request.response_format.get("type") == "json":
             text = json.dumps(example_for(request.response_format.get("schema") or {}))
             deltas = [text]
@@ -146,25 +175,50 @@ class EchoModel:
         out_words = 0
         emitted = ""
         for delta in deltas:
-            if self.delay:
-                await asyncio.sleep(self.delay)
             if stops:
                 combined = emitted + delta
                 hits = [combined.find(s) for s in stops if s in combined]
                 if hits:
                     delta = combined[:min(hits)][len(emitted):]
                     if delta:
-                        yield {"type": "text-delta", "text": delta}
+                        events.append({"type": "text-delta", "text": delta})
                     break
             words = len(delta.split())
             if max_tokens is not None and out_words + words > max_tokens:
                 keep = delta.split()[: max(0, max_tokens - out_words)]
                 if keep:
-                    yield {"type": "text-delta", "text": " ".join(keep)}
+                    events.append({"type": "text-delta", "text": " ".join(keep)})
                 out_words = max_tokens
                 finish = "length"
                 break
             out_words += words
             emitted += delta
-            yield {"type": "text-delta", "text": delta}
-        yield {"type": "finish", "finish_reason": finish, "usage": usage(prompt_words, out_words)}
+            events.append({"type": "text-delta", "text": delta})
+        events.append({"type": "finish", "finish_reason": finish, "usage": usage(prompt_words, out_words)})
+        return events
+
+
+class _Replay:
+    """An async iterator over events already made."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: list[dict]):
+        self._events = iter(events)
+
+    def __aiter__(self) -> "_Replay":
+        return self
+
+    async def __anext__(self) -> dict:
+        try:
+            return next(self._events)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+async def _paced(events: list[dict], delay: float) -> AsyncIterator[dict]:
+    """``events``, each tool call and text delta after ``delay`` seconds (live runs in tests)."""
+    for event in events:
+        if event["type"] in ("tool-call", "text-delta"):
+            await asyncio.sleep(delay)
+        yield event

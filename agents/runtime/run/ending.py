@@ -46,11 +46,12 @@ async def finalize(run: Any) -> GenerateResult:
     result = build_result(run, text)
     # before the thread's lease goes to the next run: that run must find this one's slot free
     await spending.spend_end(run)
-    await run.send(run.chunk("finish", {
-        "stepResult": {"reason": run.finish_reason},
-        "output": {"usage": run.usage.camel()},
-        "metadata": {"request": chunk_request(result.request), "response": chunk_response(result.response)},
-    }))
+    if not run.silent:
+        await run.send(run.chunk("finish", {
+            "stepResult": {"reason": run.finish_reason},
+            "output": {"usage": run.usage.camel()},
+            "metadata": {"request": chunk_request(result.request), "response": chunk_response(result.response)},
+        }))
     if write_end is not None:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it

@@ -37,6 +37,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 5
 
 
+def _discard(chunk: dict) -> None:
+    return None
+
+
 class Run:
     """State of one run. Built by ``Agent`` with everything it needs (nothing is set on it later).
 
@@ -46,7 +50,7 @@ class Run:
 
     def __init__(self, *, agent: Any, run_id: str, model: Any, system: list[dict], messages: list[dict],
                  input_messages: list[dict], tools: dict[str, Tool], tool_descriptions: dict[str, str],
-                 options: dict, emit: Callable[[dict], Any], memory: dict | None = None,
+                 options: dict, emit: Callable[[dict], Any] | None, memory: dict | None = None,
                  remembered: list[dict] | None = None, abort_signal: Any = None,
                  request_context: dict | None = None, run_store: Any = None,
                  input_processors: list | None = None, output_processors: list | None = None,
@@ -69,7 +73,7 @@ class Run:
         self.tools = tools
         self.tool_descriptions = tool_descriptions
         self.options = options
-        self.emit = emit
+        self.emit = emit or _discard
         self.memory = memory  # {"store", "resource_id", "thread_id", "read_only", "saved_upto"}
         self.remembered = remembered or []
         self.abort_signal = abort_signal
@@ -101,6 +105,10 @@ class Run:
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
         self.transforming = transforms.transforming(self)
+        #: nobody sees this run's chunks (``generate`` without ``on_chunk``, no output processor
+        #: that reads the stream, no display transform): the run skips making them; what a chunk
+        #: carries that the result needs (a step's tool calls and results) is still made
+        self.silent = emit is None and not self.output_processors and not self.transforming
         self.span = span  # the run's root span (``agents.runtime.tracing``); None for a bare Run
         self.injected: list[dict] = []  # messages for the next step (signals sent during the run)
         #: the site's run policy (``agents.runtime.run_policy``; None: no budget or limit) and budgets in code
@@ -118,6 +126,8 @@ class Run:
         return make_chunk(type_, self.run_id, payload)
 
     async def send(self, chunk: dict) -> None:
+        if self.silent:
+            return
         if self.transforming:  # displays see the transformed tool payloads, the run the real ones
             chunk = await transforms.display_chunk(self, chunk)
         chunks = await processing.output_stream_run(self, chunk) if self.output_processors else [chunk]
@@ -138,7 +148,8 @@ class Run:
             leave_run(token)
 
     async def _execute(self, resuming: bool) -> GenerateResult:
-        await self.send(self.chunk("start", {"resumed": True} if resuming else {}))
+        if not self.silent:
+            await self.send(self.chunk("start", {"resumed": True} if resuming else {}))
         if self.hooks is not None and not resuming:
             for echo in self.hooks.echoes:  # the inputs this thread run answers
                 await self.send(echo)
@@ -197,6 +208,15 @@ class Run:
         more, took_input = await self.continue_after(self.options.get("max_steps") or DEFAULT_MAX_STEPS)
         if took_input:
             step_result.finish_reason = "other"
+        if not self.silent:
+            await self.send_step_finish(step_result, more)
+        callback = self.options.get("on_step_finish")
+        if callback is not None:
+            await maybe_await(callback(step_result))
+        if self.options.get("save_per_step"):
+            await ending.save_memory(self)
+
+    async def send_step_finish(self, step_result: StepResult, more: bool) -> None:
         await self.send(self.chunk("step-finish", {
             "stepResult": {"reason": step_result.finish_reason, "isContinued": more},
             "output": {"usage": step_result.usage.camel()},
@@ -204,11 +224,6 @@ class Run:
                          "response": chunk_response(step_result.response)},
             "messageId": step_result.response.get("id"),
         }))
-        callback = self.options.get("on_step_finish")
-        if callback is not None:
-            await maybe_await(callback(step_result))
-        if self.options.get("save_per_step"):
-            await ending.save_memory(self)
 
     async def continue_after(self, max_steps: int) -> tuple[bool, bool]:
         """Decide whether another model step runs after the last one (which ended with its tools);

@@ -67,7 +67,8 @@ async def step_answer(run: Any, request: ModelRequest, step_number: int,
     Raises the model's own :class:`ModelError` when a run's only model failed, else
     :class:`ModelUnavailableError`."""
     message_id = new_id()
-    await run.send(run.chunk("step-start", {"messageId": message_id, "stepNumber": step_number}))
+    if not run.silent:
+        await run.send(run.chunk("step-start", {"messageId": message_id, "stepNumber": step_number}))
     own = chain is None
     entries = run.chain if own else chain
     start = run.chain_index if own else 0

@@ -77,7 +77,9 @@ async def _event(run: Any, model: Any, request: ModelRequest, step: StepResult, 
     """Send the chunk(s) of one model event; keep what the step is made of in ``answer``."""
     chunk, send = run.chunk, run.send
     kind = event["type"]
-    if kind == "text-delta":
+    if kind == "text-delta" and run.silent:  # nobody sees the chunks: the text is all the step needs
+        answer.text.append(event["text"])
+    elif kind == "text-delta":
         if answer.reasoning_id is not None:
             await send(chunk("reasoning-end", {"id": answer.reasoning_id}))
             answer.reasoning_id = None
@@ -95,7 +97,8 @@ async def _event(run: Any, model: Any, request: ModelRequest, step: StepResult, 
             call["payload"]["argsError"] = problem
         answer.calls.append(call)
         sent.append(event["tool_call_id"])
-        await send(call)
+        if not run.silent:
+            await send(call)
     elif kind == "reasoning-delta":
         if answer.reasoning_id is None:
             answer.reasoning_id = new_id()
@@ -109,7 +112,7 @@ async def _event(run: Any, model: Any, request: ModelRequest, step: StepResult, 
         step.response = {"id": event.get("id"), "timestamp": event.get("timestamp") or now_iso(),
                          "modelId": event.get("model_id") or getattr(model, "model_id", None),
                          "headers": event.get("headers") or {}}
-        if run.hooks is None:  # a thread's stream carries no ``response-metadata`` (as Mastra's); the step keeps it
+        if run.hooks is None and not run.silent:  # a thread's stream carries no ``response-metadata`` (as Mastra's); the step keeps it
             await send(chunk("response-metadata", dict(step.response)))
     elif kind == "request":
         step.request = {"body": event.get("body")}
