@@ -31,3 +31,23 @@ def test_a_forked_child_does_not_repeat_its_parents_ids():
     os.close(read)
     parent = [uuid4_str() for _ in range(8)]
     assert len(child) == 8 and not set(child) & set(parent)
+
+
+def test_threads_making_ids_at_once_never_share_one():
+    import threading
+
+    made: list[list[str]] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def make(out: list[str]) -> None:
+        start.wait()
+        out.extend(uuid4_str() for _ in range(POOL_BYTES // 4))  # several pools each
+
+    threads = [threading.Thread(target=make, args=(out,)) for out in made]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [i for out in made for i in out]
+    assert len(every) == 8 * (POOL_BYTES // 4) and len(set(every)) == len(every)
+    assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in every)

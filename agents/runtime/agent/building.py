@@ -66,7 +66,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         model_spec, where = list(definition.model), "editor.model"
     else:
         model_spec, where = agent.get_model(request_context), "model"
-        if inspect.isawaitable(model_spec):
+        if not isinstance(model_spec, (str, dict, list)) and inspect.isawaitable(model_spec):
             model_spec = await model_spec
     chain = chain_of(model_spec, field=where)
     model = chain_credentials_check(chain)

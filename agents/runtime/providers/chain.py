@@ -129,10 +129,26 @@ def chain_check(spec: Any, field: str = "model") -> None:
         raise AgentConfigError(field, "every entry of the model chain is disabled (enabled: False)")
 
 
+#: the chain of one model, by the model's ``id()`` (with the model, which keeps that id its own):
+#: the same frozen tuple for every run of that model, at most this many models
+_SINGLE_CHAINS_MAX = 256
+_single_chains: dict[int, tuple[Any, tuple[ChainEntry, ...]]] = {}
+
+
+def _single_chain(model: Any) -> tuple[ChainEntry, ...]:
+    known = _single_chains.get(id(model))
+    if known is not None and known[0] is model:
+        return known[1]
+    chain = (ChainEntry(model=model, single=True),)
+    if len(_single_chains) < _SINGLE_CHAINS_MAX:
+        _single_chains[id(model)] = (model, chain)
+    return chain
+
+
 def chain_of(spec: Any, *, field: str = "model") -> tuple[ChainEntry, ...]:
     """The run's chain for a ``model`` value: a list (a fallback chain) or one model."""
     if not is_chain(spec):
-        return (ChainEntry(model=resolve_model(spec, field=field), single=True),)
+        return _single_chain(resolve_model(spec, field=field))
     chain_check(spec, field)
     entries = []
     for index, item in enumerate(spec):
