@@ -148,7 +148,7 @@ async def run_parts(agent: Any, messages: Any, options: dict, *, run_id: str | N
         resolve_model=resolve_model, resumable=resumable, scorers=scorers, span=span, chain=chain,
         # the site's budgets and limits (``Mastra(policy=, budgets=)``): none for an agent on its own
         policy=getattr(agent.mastra, "policy", None), budgets=getattr(agent.mastra, "budgets", ()),
-        editor_version=definition.version_id,
+        editor_version=definition.version_id, started_at=stamp,
     )
 
 

@@ -58,7 +58,7 @@ class Run:
                  hooks: ThreadHooks | None = None, suspended_state: dict | None = None,
                  resumable: list[dict] | None = None, scorers: dict | None = None, span: Any = None,
                  chain: tuple[ChainEntry, ...] | None = None, policy: Any = None, budgets: tuple = (),
-                 editor_version: str | None = None):
+                 editor_version: str | None = None, started_at: str | None = None):
         self.agent = agent
         self.editor_version = editor_version  # the stored version the run's definition comes from
         self.run_id = run_id
@@ -91,7 +91,7 @@ class Run:
         self.tripwire: dict | None = None
         self.suspend_payload: dict | None = None
         self.object: Any = None
-        self.started_at = now_iso()
+        self.started_at = started_at or now_iso()  # the stamp of its input messages, when built with them
         self.pending_calls: list[dict] = []  # calls of the current step not yet executed
         self.done_results: list[dict] = []  # tool-result parts of the current step
         self.decisions: dict[str, str] = {}  # tool_call_id -> approved | declined
