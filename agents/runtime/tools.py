@@ -355,12 +355,18 @@ class Tool:
         return {"name": name, "description": description if description is not None else self.description,
                 "parameters": self.parameters()}
 
+    @property
+    def takes_context(self) -> bool:
+        """Whether a call needs its :class:`ToolContext`: ``execute`` takes one, or the tool's class
+        runs its calls itself (a sub-agent, for one)."""
+        return self._execute_arity >= 2 or type(self).run is not Tool.run
+
     def validate_input(self, args: Any) -> Any:
         if self.input_schema is None:
             return args
         return self.input_schema.validate(args)
 
-    async def run(self, args: Any, context: ToolContext) -> Any:
+    async def run(self, args: Any, context: ToolContext | None) -> Any:
         """Validate, execute and validate the output. Exceptions propagate to the loop.
 
         A sync ``execute`` runs in a worker thread, so a slow tool never blocks the event loop (lease

@@ -142,17 +142,19 @@ async def _execute(run: Any, step: StepResult, call: dict, tool: Any, args: Any,
     agent_hooks = getattr(run.agent, "hooks", None) or {}
     before = hooks.get("before_tool_call", agent_hooks.get("before_tool_call"))
     after = hooks.get("after_tool_call", agent_hooks.get("after_tool_call"))
-    context = ToolContext(run_id=run.run_id, tool_call_id=cid, agent_id=getattr(run.agent, "id", None),
-                          thread_id=run.memory and run.memory.get("thread_id"),
-                          resource_id=run.memory and run.memory.get("resource_id"),
-                          request_context=run.request_context, abort_signal=run.abort_signal,
-                          agent=run.agent, send_signal=run.send_signal,
-                          delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
-                          suspend=suspender(tool), resume_data=resume_data if resume_data is not None
-                          else run.resume_data.get(cid),
-                          tracing_context={"current_span": span} if span is not None else None,
-                          versions=run.options.get("versions"))
-    meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
+    context = meta = None  # a tool whose execute takes no context, without hooks: nobody reads them
+    if before is not None or after is not None or tool.takes_context:
+        context = ToolContext(run_id=run.run_id, tool_call_id=cid, agent_id=getattr(run.agent, "id", None),
+                              thread_id=run.memory and run.memory.get("thread_id"),
+                              resource_id=run.memory and run.memory.get("resource_id"),
+                              request_context=run.request_context, abort_signal=run.abort_signal,
+                              agent=run.agent, send_signal=run.send_signal,
+                              delegation=delegation_seam(run) if isinstance(tool, SubAgentTool) else None,
+                              suspend=suspender(tool), resume_data=resume_data if resume_data is not None
+                              else run.resume_data.get(cid),
+                              tracing_context={"current_span": span} if span is not None else None,
+                              versions=run.options.get("versions"))
+        meta = {"agent_id": getattr(run.agent, "id", None), "agent_name": getattr(run.agent, "name", None)}
     if before is not None:
         verdict = await maybe_await(before({"tool_name": name, "input": args, "context": context, "metadata": meta}))
         if isinstance(verdict, dict) and verdict.get("proceed") is False:
