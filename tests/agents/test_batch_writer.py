@@ -89,16 +89,15 @@ def test_a_forked_child_writes_its_own_items_and_not_its_parents(tmp_path):
             writer.submit(n)
         pid = os.fork()
         if pid == 0:
-            assert writer.stats()["queued"] == 0 and writer.stats()["submitted"] == 0
             gate.set()
+            fresh = writer.stats()["queued"] == 0 and writer.stats()["submitted"] == 0
             writer.submit("c1")
-            assert writer.shutdown(timeout=30)
-            os._exit(0)
+            os._exit(0 if writer.shutdown(timeout=30) and fresh else 1)
         _, status = os.waitpid(pid, 0)
-        assert status == 0, status
-        print(pid)
         gate.set()
+        print(pid)
         assert writer.shutdown(timeout=30)
+        assert status == 0, "the child's writer was not fresh, or did not write"
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=60,
                           capture_output=True, text=True)
