@@ -116,6 +116,8 @@ class GenerateResult:
     sources: list = field(default_factory=list)
     files: list = field(default_factory=list)
     suspend_payload: dict | None = None
+    #: the structured output is ``fallback_value`` (``error_strategy: "fallback"``, the answer did not match)
+    used_fallback_value: bool = False
     messages: list = field(default_factory=list)
     remembered_messages: list = field(default_factory=list)
     error: Exception | None = None
@@ -136,7 +138,8 @@ class GenerateResult:
         if self.error is not None:
             error = {"message": str(self.error), "code": getattr(self.error, "code", "error")}
         data = {
-            "runId": self.run_id, "text": self.text, "object": self.object, "toolCalls": self.tool_calls,
+            "runId": self.run_id, "text": self.text, "object": self.object,
+            "usedFallbackValue": self.used_fallback_value, "toolCalls": self.tool_calls,
             "toolResults": self.tool_results, "usage": self.usage.camel(), "totalUsage": self.total_usage.camel(),
             "steps": [s.to_dict() for s in self.steps], "finishReason": self.finish_reason,
             "response": self.response, "request": self.request, "warnings": self.warnings,

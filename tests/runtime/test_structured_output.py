@@ -102,6 +102,16 @@ async def test_fallback_strategy_uses_the_fallback_value():
     assert result.finish_reason == "stop"
     assert result.error is None
     assert result.object == {"city": "unknown", "temp": 0}
+    assert result.used_fallback_value is True and result.to_dict()["usedFallbackValue"] is True
+
+
+@pytest.mark.asyncio
+async def test_an_answer_that_matches_is_not_a_fallback():
+    model = ScriptedModel([text_step('{"city": "Lagos", "temp": 31}')])
+    result = await agent_for(model).generate("Weather?", structured_output={
+        "schema": SCHEMA, "error_strategy": "fallback", "fallback_value": {"city": "unknown", "temp": 0}})
+    assert result.object == {"city": "Lagos", "temp": 31}
+    assert result.used_fallback_value is False and result.to_dict()["usedFallbackValue"] is False
 
 
 @pytest.mark.asyncio

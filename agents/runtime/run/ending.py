@@ -102,7 +102,7 @@ def build_result(run: Any, text: str) -> GenerateResult:
         reasoning=[r for s in steps for r in s.reasoning],
         reasoning_text="".join(s.reasoning_text for s in steps),
         sources=[x for s in steps for x in s.sources], files=[x for s in steps for x in s.files],
-        suspend_payload=run.suspend_payload,
+        suspend_payload=run.suspend_payload, used_fallback_value=run.used_fallback_value,
         messages=run.remembered + run.input_messages + run.response_messages,
         remembered_messages=run.remembered, error=run.error, tripwire=run.tripwire,
         scoring_data=scoring_data(run) if run.options.get("return_scorer_data") else None,

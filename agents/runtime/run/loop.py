@@ -91,6 +91,7 @@ class Run:
         self.tripwire: dict | None = None
         self.suspend_payload: dict | None = None
         self.object: Any = None
+        self.used_fallback_value = False  # ``object`` is the structured output's fallback value
         self.started_at = started_at or now_iso()  # the stamp of its input messages, when built with them
         self.pending_calls: list[dict] = []  # calls of the current step not yet executed
         self.done_results: list[dict] = []  # tool-result parts of the current step

@@ -73,6 +73,7 @@ async def structure(run: Any, text: str) -> None:
         problem = f"structured output does not match the schema: {exc}"
         if strategy == "fallback":
             run.object = structured.get("fallback_value")
+            run.used_fallback_value = True
         elif strategy == "warn":
             logger.warning("run %s: %s", run.run_id, problem)
             run.steps[-1].warnings.append({"type": "structured-output", "message": problem})
