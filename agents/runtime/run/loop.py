@@ -127,7 +127,7 @@ class Run:
         return make_chunk(type_, self.run_id, payload)
 
     async def send(self, chunk: dict) -> None:
-        if self.silent:
+        if self.silent:  # the chunk sites that build a payload only for it skip even building it
             return
         if self.transforming:  # displays see the transformed tool payloads, the run the real ones
             chunk = await transforms.display_chunk(self, chunk)

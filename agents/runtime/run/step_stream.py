@@ -97,8 +97,7 @@ async def _event(run: Any, model: Any, request: ModelRequest, step: StepResult, 
             call["payload"]["argsError"] = problem
         answer.calls.append(call)
         sent.append(event["tool_call_id"])
-        if not run.silent:
-            await send(call)
+        await send(call)
     elif kind == "reasoning-delta":
         if answer.reasoning_id is None:
             answer.reasoning_id = new_id()

@@ -207,8 +207,7 @@ async def record_result(run: Any, step: StepResult, cid: str, name: str, result:
     if is_error:
         part["isError"] = True
     run.done_results.append(part)
-    if not run.silent:
-        await run.send(chunk)
+    await run.send(chunk)
 
 
 async def record_error(run: Any, step: StepResult, cid: str, name: str, message: str) -> None:
