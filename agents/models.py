@@ -24,7 +24,9 @@ class Thread(models.Model):
     """
 
     key = models.CharField(primary_key=True, max_length=511)
-    resource_id = models.CharField(max_length=255, db_index=True)
+    #: no index of its own: the unique (resource_id, thread_id) and the (resource_id, -updated_at)
+    #: index both begin with it
+    resource_id = models.CharField(max_length=255)
     #: the id callers name (unique within the resource)
     thread_id = models.CharField(max_length=255)
     title = models.CharField(max_length=255, blank=True, default="")
@@ -73,7 +75,8 @@ class Message(models.Model):
 
     #: unique within its thread (a caller may choose a signal's id: another thread's ids say nothing)
     message_id = models.CharField(max_length=64)
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    #: no index of its own: the (thread, id) index and the unique (thread, message_id) begin with it
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages", db_index=False)
     resource_id = models.CharField(max_length=255)
     role = models.CharField(max_length=16)
     type = models.CharField(max_length=32, blank=True, default="")
@@ -267,7 +270,8 @@ class ThreadInput(models.Model):
 
     #: unique within its thread, as message ids
     input_id = models.CharField(max_length=64)
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="inputs")
+    #: no index of its own: ``thread_input_waiting`` and the unique (thread, input_id) begin with it
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="inputs", db_index=False)
     agent_id = models.CharField(max_length=255)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
