@@ -58,7 +58,9 @@ class BatchWriter:
         _writers.add(self)
 
     def _reset(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # the caller's side takes the lock itself (a C call; the condition's ``with`` is Python code)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._queue: deque = deque()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -73,7 +75,7 @@ class BatchWriter:
     # -- the caller's side ---------------------------------------------------------------------
     def submit(self, item: Any) -> bool:
         """Queue ``item``; False when it was dropped (queue full, or the writer shut down)."""
-        with self._cond:
+        with self._lock:
             if self._closed or len(self._queue) >= self.max_queue:
                 self.dropped += 1
                 dropped = self.dropped
