@@ -31,6 +31,9 @@ class Span:
     """One timed operation of a trace. ``create_child_span`` opens a child; ``update`` adds
     attributes or metadata; ``end`` closes it with its output (or ``error``)."""
 
+    __slots__ = ("trace", "trace_id", "span_id", "parent_span_id", "name", "type", "attributes", "metadata", "input",
+                 "output", "error", "started", "ended")
+
     def __init__(self, trace: "Trace", *, name: str, type: str, parent: "Span | None" = None,
                  parent_span_id: str | None = None, attributes: dict | None = None, metadata: dict | None = None,
                  input: Any = None):
@@ -61,7 +64,8 @@ class Span:
     def end(self, *, output: Any = None, error: Any = None, attributes: dict | None = None) -> None:
         if self.ended is not None:
             return
-        self.update(attributes=attributes)
+        if attributes:
+            self.attributes.update(attributes)
         if output is not None and not self.trace.hide_output:
             self.output = output
         if error is not None:
@@ -82,6 +86,8 @@ class Span:
 
 class Trace:
     """The spans of one run (a run under another run's span shares its trace id)."""
+
+    __slots__ = ("trace_id", "hide_input", "hide_output", "tags", "export", "spans")
 
     def __init__(self, *, trace_id: str | None = None, hide_input: bool = False, hide_output: bool = False,
                  tags: list[str] | None = None, export: bool = True):
