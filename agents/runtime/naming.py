@@ -35,9 +35,25 @@ def snake_keys(data: dict | None) -> dict:
     return {(snake_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}
 
 
+#: the camelCase of the keys :func:`camel_keys` met (a dict lookup is quicker than a cached call;
+#: at most :data:`_CAMEL_KEYS_MAX`, the same few names come back on every call)
+_camel_keys: dict = {}
+_CAMEL_KEYS_MAX = 4096
+
+
+def _camel_key(key: Any) -> Any:
+    if not isinstance(key, str):  # left as it is, and not kept (1 and True are one dict key)
+        return key
+    camel = camel_case(key)
+    if len(_camel_keys) < _CAMEL_KEYS_MAX:
+        _camel_keys[key] = camel
+    return camel
+
+
 def camel_keys(data: dict | None) -> dict:
     """A copy of ``data`` whose top-level string keys are camelCase; values unchanged."""
-    return {(camel_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}
+    known = _camel_keys
+    return {(known.get(k) or _camel_key(k)): v for k, v in (data or {}).items()}
 
 
 def option_dict(value: Any, field: str, keys: frozenset | set, *, expected: str = "must be a dict",

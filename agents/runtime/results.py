@@ -9,14 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .naming import camel_case, camel_keys
+from .naming import camel_keys
 
 #: the usage fields a provider may report (missing ones read as None)
 USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "total_tokens", "reasoning_tokens", "cached_input_tokens"})
 
-
-#: the camelCase of the usage fields (:meth:`Usage.camel`, at every step)
-_CAMEL_USAGE = {key: camel_case(key) for key in USAGE_FIELDS}
 
 #: what :meth:`Usage.zero` copies (a copy of a dict is quicker than keyword arguments)
 _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
@@ -41,8 +38,7 @@ class Usage(dict):
                 self[key] = self.get(key, 0) + value
 
     def camel(self) -> dict:
-        return {_CAMEL_USAGE.get(key) or (camel_case(key) if isinstance(key, str) else key): value
-                for key, value in self.items()}
+        return camel_keys(self)
 
     @classmethod
     def zero(cls) -> "Usage":
