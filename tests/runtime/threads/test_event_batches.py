@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.runtime.threads.events import FLUSH_DELAY_S, TAIL_DELAY_S, ActiveRun
+from agents.runtime.threads.events import FLUSH_DELAY_S, FLUSH_MAX, STEP_END_DELAY_S, TAIL_DELAY_S, ActiveRun
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,18 +49,50 @@ async def test_the_opening_chunks_wait_for_the_first_step():
     assert 0 < timer_in(run) <= FLUSH_DELAY_S and spawned == []
 
 
-async def test_a_step_end_writes_at_once_and_the_last_step_leaves_its_tail_to_the_end():
+async def test_a_step_end_writes_just_after_it_and_the_last_step_leaves_its_tail_to_the_end():
     spawned: list = []
     run = active_run(spawned)
     for chunk in ({"type": "start", "payload": {}}, {"type": "step-start", "payload": {}}, step_finish(True)):
         run.emit(chunk)
-    assert len(spawned) == 1 and timer_in(run) is None  # a continued step's end: written at once
+    # a continued step's end: on a short timer of its own, not the tick (the next request goes first)
+    assert spawned == [] and run.flush_handle is not None and 0 < timer_in(run) <= STEP_END_DELAY_S
+    await asyncio.sleep(STEP_END_DELAY_S + 0.02)
+    assert spawned == [("ActiveRun.flush", run)]
+    run.flush_handle = None  # the flush itself (not run here) clears it
     run.emit({"type": "step-start", "payload": {}})
     run.emit({"type": "text-delta", "payload": {"text": "done"}})
     assert 0 < timer_in(run) <= FLUSH_DELAY_S
     run.emit(step_finish(False))
     assert len(spawned) == 1 and FLUSH_DELAY_S < timer_in(run) <= TAIL_DELAY_S
     run.flush_handle.cancel()
+
+
+async def test_fast_steps_do_not_postpone_their_ends_write():
+    """Steps quicker than the delay (a tool loop on a local model): each end would set the timer
+    again; the first end's write stays due, and takes the later chunks with it."""
+    spawned: list = []
+    run = active_run(spawned)
+    run.emit({"type": "start", "payload": {}})
+    run.emit({"type": "step-start", "payload": {}})
+    run.emit(step_finish(True))
+    handle = run.flush_handle
+    for _ in range(3):
+        run.emit({"type": "step-start", "payload": {}})
+        run.emit(step_finish(True))
+    assert run.flush_handle is handle and not handle.cancelled() and spawned == []
+    handle.cancel()
+
+
+async def test_a_full_batch_at_a_step_end_writes_at_once():
+    spawned: list = []
+    run = active_run(spawned)
+    run.emit({"type": "start", "payload": {}})
+    run.emit({"type": "step-start", "payload": {}})
+    for _ in range(FLUSH_MAX - 3):
+        run.emit({"type": "text-delta", "payload": {"text": "h"}})
+    assert spawned == [] and len(run.pending) == FLUSH_MAX - 1
+    run.emit(step_finish(True))
+    assert spawned == [("ActiveRun.flush", run)]
 
 
 async def test_the_steps_in_progress_of_several_runs_flush_together_on_the_writers_tick():
@@ -93,8 +125,8 @@ async def test_a_run_scheduled_otherwise_since_is_not_flushed_by_the_tick():
 
 
 async def test_a_steps_end_writes_on_its_own_and_a_streaming_step_on_the_tick_with_the_others():
-    """The tick's batches go in one grouped write; a step's end is written at once, alone (grouped,
-    it would wait for the whole group's write)."""
+    """The tick's batches go in one grouped write; a step's end is written just after it, alone
+    (grouped, it would wait for the whole group's write)."""
     calls = []
 
     class Store:
@@ -118,5 +150,7 @@ async def test_a_steps_end_writes_on_its_own_and_a_streaming_step_on_the_tick_wi
     await asyncio.sleep(FLUSH_DELAY_S + 0.05)
     assert calls == [("group", ["k1", "k2"])]
     runs[0].emit(step_finish(True))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)
+    assert calls[1:] == []  # not at once: the next step's request goes first
+    await asyncio.sleep(STEP_END_DELAY_S + 0.02)
     assert calls[1:] == [("single", "k1", ["step-finish"])]
