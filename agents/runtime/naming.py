@@ -23,10 +23,20 @@ def snake_case(name: str) -> str:
     return _UPPER_AFTER_WORD.sub(r"_\1", name).lower()
 
 
-@lru_cache(maxsize=1024)
+#: the camelCase of the names :func:`camel_case` met (a dict, not ``lru_cache``: :func:`camel_keys`
+#: looks names up in it directly, quicker than a call per key); at most :data:`_CAMEL_MAX` names
+_camel: dict[str, str] = {}
+_CAMEL_MAX = 4096
+
+
 def camel_case(name: str) -> str:
     """``max_steps`` → ``maxSteps``; a camelCase name is returned unchanged."""
-    return _UNDERSCORE_LETTER.sub(lambda m: m.group(1).upper(), name)
+    camel = _camel.get(name)
+    if camel is None:
+        camel = _UNDERSCORE_LETTER.sub(lambda m: m.group(1).upper(), name)
+        if len(_camel) < _CAMEL_MAX:
+            _camel[name] = camel
+    return camel
 
 
 def snake_keys(data: dict | None) -> dict:
@@ -35,25 +45,11 @@ def snake_keys(data: dict | None) -> dict:
     return {(snake_case(k) if isinstance(k, str) else k): v for k, v in (data or {}).items()}
 
 
-#: the camelCase of the keys :func:`camel_keys` met (a dict lookup is quicker than a cached call;
-#: at most :data:`_CAMEL_KEYS_MAX`, the same few names come back on every call)
-_camel_keys: dict = {}
-_CAMEL_KEYS_MAX = 4096
-
-
-def _camel_key(key: Any) -> Any:
-    if not isinstance(key, str):  # left as it is, and not kept (1 and True are one dict key)
-        return key
-    camel = camel_case(key)
-    if len(_camel_keys) < _CAMEL_KEYS_MAX:
-        _camel_keys[key] = camel
-    return camel
-
-
 def camel_keys(data: dict | None) -> dict:
-    """A copy of ``data`` whose top-level string keys are camelCase; values unchanged."""
-    known = _camel_keys
-    return {(known.get(k) or _camel_key(k)): v for k, v in (data or {}).items()}
+    """A copy of ``data`` whose top-level string keys are camelCase; values unchanged (other keys
+    too: only strings are ever kept in the names met, so ``1`` or ``True`` finds none)."""
+    known = _camel
+    return {(known.get(k) or (camel_case(k) if isinstance(k, str) else k)): v for k, v in (data or {}).items()}
 
 
 def option_dict(value: Any, field: str, keys: frozenset | set, *, expected: str = "must be a dict",
