@@ -13,11 +13,11 @@
 - any object with a ``stream`` method, a ``provider`` and a ``model_id``: returned as it is.
 
 Anything else raises :class:`~agents.runtime.errors.AgentConfigError` naming the field, the bad
-value and the known providers. Provider modules (and so the SDKs) are imported on first use.
-Models resolved from strings are cached per string, and from config dicts per settings (the most
-recent 256), so that a model keeps its SDK clients and their connections from run to run;
-credentials are read when a model first calls its provider, so resolving never fails for a
-missing key.
+value and the known providers. Provider modules (and so the SDKs) are imported on first use (a
+web process imports those of its agents before it serves: :mod:`.preload`). Models resolved from
+strings are cached per string, and from config dicts per settings (the most recent 256), so that
+a model keeps its SDK clients and their connections from run to run; credentials are read when a
+model first calls its provider, so resolving never fails for a missing key.
 """
 
 from __future__ import annotations

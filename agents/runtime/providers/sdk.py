@@ -338,6 +338,27 @@ class SDKClientCache:
         """The first SDK client for this event loop, key and base URL (built once, then reused)."""
         return self._pools()[0][0]
 
+    def preload(self) -> None:
+        """Import now what this model's first call would import (the SDK, its HTTP client and the
+        async backend its streams use: about 700 modules and 0.4 s for the ``openai`` SDK), by
+        building a client on an event loop of its own and closing it. Nothing is sent and no key
+        is read; the caller's event loop, if any, is left as it was. A web process does it before
+        it freezes its heap (:mod:`agents.runtime.providers.preload`)."""
+        async def build_and_close() -> None:
+            client = self._new_client("preload", "http://127.0.0.1:9/v1")  # never contacted
+            try:
+                import anyio.lowlevel  # the SDKs' dependency: its asyncio backend loads on first use
+
+                await anyio.lowlevel.checkpoint()
+            finally:
+                await client.close()
+
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(build_and_close())
+        finally:
+            loop.close()
+
     def prepare_call(self, request: ModelRequest) -> tuple[Any, dict, list[str], Callable[[], None]]:
         """The SDK client for ``request`` (with its retry setting), the request body, the
         warnings about what the body could not carry, and ``release()``, to call once the call is
