@@ -1,6 +1,9 @@
-"""Many concurrent tool-loop runs in one daphne process, against a model that takes 300 ms a step.
+"""Many concurrent tool-loop runs in one daphne process, against a model that takes 300 ms a step,
+beside Mastra's own server with the same agent against the same model.
 
     .venv/bin/python bench/concurrency.py [--runs 500] [--delay-ms 300] [--timeout 180] [--warmup 5] [--repeat 1]
+        [--servers django,mastra] [--mastra-dir /tmp/mref-x]   (a copy of ../shared/reference/mastra
+        with ``npm ci`` done)
 
 One daphne process (``mastra_site.asgi:application``) serves the ``pinger`` agent of this module
 (``MASTRA=bench.concurrency:mastra``): ``openai/mock`` with memory (``Memory(last_messages=10)``) and
@@ -16,7 +19,14 @@ The script makes ``--runs`` threads, subscribes to each (the HTTP API's SSE rout
 connections), and waits for every thread's ``finish`` chunk. ``--warmup`` runs before (not measured)
 import the SDK and open the first connections; ``--repeat`` measures again on the same daphne.
 
-Prints one JSON line per repetition:
+``mastra`` (``--servers``): Mastra 1.71's own server (``createNodeServer``, the routes ``mastra dev``
+serves, LibSQL in a temporary file; ``bench/concurrency_mastra.mjs``, run with the ``node`` on PATH
+from the Mastra directory), with the same agent: an OpenAI-compatible chat model
+(``{id: 'custom/mock', url}``, the AI SDK's client) at the same mock, ``Memory`` with
+``lastMessages: 10``, a tool ``ping``, the same lag timer (a 10 ms ``setInterval``). The same
+clients measure it the same way, after this project's daphne, against the same mock process.
+
+Prints one JSON line per server and repetition (``server``: django or mastra):
   completed              the finishes seen by the subscribers (target: every run)
   framework_p50/p99/max_ms  the framework's own time between two model steps of a run: from the
                          moment the mock finished answering step k to the moment it received the
@@ -29,7 +39,9 @@ Prints one JSON line per repetition:
   lag_p99/max_ms         the event-loop lag inside daphne while the runs were going: a task of
                          this module (started when ``BENCH_LAG_FILE`` is set) sleeps 10 ms in a
                          loop and records how late it woke. Target: p99 < 20 ms
-  rss_mb, max_rss_mb     daphne's resident memory after the runs, and its peak (``/proc``)
+  rss_mb, max_rss_mb     the server's resident memory after the runs, and its peak (``/proc``)
+
+and with both servers one ``ratio`` line per repetition: each figure as [django, mastra].
 
 Limits lifted for the bench through daphne's environment: ``MASTRA_API_SEND_RATE`` (100000000/min),
 ``MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE`` and ``MASTRA_MAX_ACTIVE_RUNS_PER_AGENT`` (0: none; the
@@ -47,8 +59,11 @@ import asyncio
 import json
 import multiprocessing
 import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -302,23 +317,89 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
     return result
 
 
+class MastraConcurrencyServer:
+    """Mastra's own server with the same agent (``bench/concurrency_mastra.mjs``, copied into the
+    Mastra directory for its imports and removed after), against the same mock model."""
+    name = "mastra"
+    script = "concurrency_mastra.mjs"
+
+    def __init__(self, directory: Path, mock_port: int) -> None:
+        self.directory, self.mock_port = directory, mock_port
+        self.proc = None
+        self.tmp = tempfile.mkdtemp(prefix="mastra-bench-")
+        self.lag_file = Path(self.tmp) / "lag.txt"
+
+    def start(self) -> dict[str, str]:
+        from bench.http_api import free_port, wait_listening
+
+        if not (self.directory / "node_modules").exists():
+            raise SystemExit(f"{self.directory} has no node_modules: copy ../shared/reference/mastra somewhere, "
+                             "run npm ci there and pass --mastra-dir")
+        shutil.copyfile(ROOT / "bench" / self.script, self.directory / f".bench-{self.script}")
+        self.port = free_port()
+        env = {**os.environ, "BENCH_MODEL_URL": f"http://127.0.0.1:{self.mock_port}/v1",
+               "BENCH_LAG_FILE": str(self.lag_file), "MASTRA_TELEMETRY_DISABLED": "1"}
+        self.proc = subprocess.Popen([shutil.which("node") or "node", f".bench-{self.script}", str(self.port)],
+                                     cwd=self.directory, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=open(Path(self.tmp) / "node.err", "wb"))
+        wait_listening(self.port, self.proc)
+        return {}
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        (self.directory / f".bench-{self.script}").unlink(missing_ok=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def measure_server(server, lag_file: Path, mock_port: int, args) -> list[dict]:
+    """Start ``server``, warm it up, measure ``--repeat`` times; one result per repetition."""
+    from bench.http_api import rss_mb
+
+    lines = []
+    try:
+        headers = server.start()
+        print(f"{server.name} pid {server.proc.pid}, mock pid {args.mock_pid}", file=sys.stderr, flush=True)
+        if args.warmup:  # the first runs import the SDK and open connections: not measured
+            asyncio.run(measure(server, headers, args, mock_port, lag_file, args.warmup))
+        for _ in range(args.repeat):
+            if lag_file.exists():
+                lag_file.unlink()
+            result = asyncio.run(measure(server, headers, args, mock_port, lag_file, args.runs))
+            rss, peak = rss_mb(server.proc.pid)
+            line = {"server": server.name, "case": "concurrency", "database": getattr(server, "database", "libsql"),
+                    "delay_ms": args.delay_ms, **result, "rss_mb": rss, "max_rss_mb": peak}
+            print(json.dumps(line), flush=True)
+            lines.append(line)
+    finally:
+        server.stop()
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--delay-ms", type=float, default=300)
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for every finish")
     parser.add_argument("--warmup", type=int, default=5, help="runs made (and not measured) before the first measurement")
-    parser.add_argument("--repeat", type=int, default=1, help="measurements in a row on the same daphne")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements in a row on the same server")
+    parser.add_argument("--servers", default="django,mastra")
+    parser.add_argument("--mastra-dir", type=Path, default=ROOT.parent / "shared" / "reference" / "mastra")
     args = parser.parse_args()
     # run as a script, bench/ is sys.path[0]: the project's root must come first (bench.http_api)
     sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-    from bench.http_api import DjangoServer, free_port, rss_mb
+    from bench.http_api import DjangoServer, free_port
 
     mock_port = free_port()
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
     mock = context.Process(target=serve_mock, args=(mock_port, args.delay_ms / 1000, ready), daemon=True)
     mock.start()
+    args.mock_pid = mock.pid
     ready.wait(30)
     deadline = time.monotonic() + 30
     while True:  # run_app binds after the event is set
@@ -330,30 +411,31 @@ def main() -> None:
                 raise
             time.sleep(0.1)
 
-    server = DjangoServer()
-    lag_file = Path(server.tmp) / "lag.txt"
-    server.env.update({
-        "MASTRA": "bench.concurrency:mastra", "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
-        "OPENAI_API_KEY": "bench", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-        "MASTRA_API_SEND_RATE": "100000000/min", "MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE": "0",
-        "MASTRA_MAX_ACTIVE_RUNS_PER_AGENT": "0", "BENCH_LAG_FILE": str(lag_file)})
-    database = "sqlite" if server.env["DATABASE_URL"].startswith("sqlite") else "postgresql"
+    results: dict[str, list[dict]] = {}
     try:
-        headers = server.start()
-        print(f"daphne pid {server.proc.pid}, mock pid {mock.pid}", file=sys.stderr, flush=True)
-        if args.warmup:  # the first run imports the SDK and opens connections: not measured
-            asyncio.run(measure(server, headers, args, mock_port, lag_file, args.warmup))
-        for _ in range(args.repeat):
-            if lag_file.exists():
-                lag_file.unlink()
-            result = asyncio.run(measure(server, headers, args, mock_port, lag_file, args.runs))
-            rss, peak = rss_mb(server.proc.pid)
-            print(json.dumps({"case": "concurrency", "database": database, "delay_ms": args.delay_ms, **result,
-                              "rss_mb": rss, "max_rss_mb": peak}), flush=True)
+        for name in args.servers.split(","):
+            if name == "django":
+                server = DjangoServer()
+                lag_file = Path(server.tmp) / "lag.txt"
+                server.env.update({
+                    "MASTRA": "bench.concurrency:mastra", "OPENAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
+                    "OPENAI_API_KEY": "bench", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+                    "MASTRA_API_SEND_RATE": "100000000/min", "MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE": "0",
+                    "MASTRA_MAX_ACTIVE_RUNS_PER_AGENT": "0", "BENCH_LAG_FILE": str(lag_file)})
+                server.database = "sqlite" if server.env["DATABASE_URL"].startswith("sqlite") else "postgresql"
+            else:
+                server = MastraConcurrencyServer(args.mastra_dir, mock_port)
+                lag_file = server.lag_file
+            results[name] = measure_server(server, lag_file, mock_port, args)
     finally:
-        server.stop()
         mock.terminate()
         mock.join(5)
+    if {"django", "mastra"} <= set(results):
+        for ours, theirs in zip(results["django"], results["mastra"]):
+            print(json.dumps({"case": "concurrency", "ratio": "django/mastra",
+                              **{key: [ours[key], theirs[key]] for key in (
+                                  "completed", "framework_p50_ms", "framework_p99_ms", "wake_p50_ms", "tail_p50_ms",
+                                  "run_p50_ms", "lag_p99_ms", "max_rss_mb")}}), flush=True)
 
 
 if __name__ == "__main__":
