@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
@@ -29,12 +29,10 @@ def keepalive_interval() -> float:
     return float(settings.MASTRA_API_KEEPALIVE_S)
 
 
-async def with_keepalive(chunks: AsyncIterator[dict], interval: float,
-                         take_held: Callable[[], list[dict]] | None = None) -> AsyncIterator[bytes]:
+async def with_keepalive(chunks: AsyncIterator[dict], interval: float) -> AsyncIterator[bytes]:
     """Events for ``chunks``, with a keep-alive comment after every ``interval`` seconds of silence.
-    The pending read survives a keep-alive (cancelling it would end the source generator).
-    ``take_held()``, when given, returns the chunks the source already holds (a thread subscription's
-    ``take_buffered``): they go out in the same write as the chunk just read, each its own event."""
+    The pending read survives a keep-alive (cancelling it would end the source generator). A
+    thread subscription has a timed read of its own (``ThreadSubscription.read``)."""
     iterator = chunks.__aiter__()
     pending: asyncio.Future | None = None
     try:
@@ -51,11 +49,7 @@ async def with_keepalive(chunks: AsyncIterator[dict], interval: float,
                 return
             finally:
                 pending = None
-            held = take_held() if take_held is not None else None
-            if held:
-                yield sse_event(chunk) + b"".join(sse_event(c) for c in held)
-            else:
-                yield sse_event(chunk)
+            yield sse_event(chunk)
     finally:
         if pending is not None:
             pending.cancel()

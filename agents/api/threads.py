@@ -9,7 +9,7 @@ from . import openapi
 from .base import ApiView, json_response
 from .errors import ApiError
 from .parsing import json_body, optional_int
-from .sse import CONNECTED, keepalive_interval, sse_response, with_keepalive
+from .sse import CONNECTED, KEEP_ALIVE, keepalive_interval, sse_event, sse_response
 from .targets import thread_target
 
 
@@ -23,11 +23,13 @@ def resume_after(request, body: dict) -> int | None:
 
 async def subscription_events(subscription):
     """``: connected`` at once (the client waits for the headers before it sends anything), then the
-    thread's chunks, keep-alives in silences; the subscription ends with the connection."""
+    thread's chunks (those that arrived together in one write, each its own event), a keep-alive
+    after every ``keepalive_interval()`` of silence; the subscription ends with the connection."""
     try:
         yield CONNECTED
-        async for event in with_keepalive(subscription.stream, keepalive_interval(), subscription.take_buffered):
-            yield event
+        interval = keepalive_interval()
+        while (chunks := await subscription.read(interval)) is not None:
+            yield b"".join(sse_event(c) for c in chunks) if chunks else KEEP_ALIVE
     finally:
         subscription.unsubscribe()
 

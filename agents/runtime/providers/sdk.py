@@ -164,18 +164,30 @@ class Aborted(Exception):
 class AbortWatch:
     """Races the awaits of one model call against ``request.abort_signal``.
 
-    ``run(awaitable)`` returns the awaitable's result, or cancels it and raises :class:`Aborted`
-    as soon as the signal fires, so a stalled server cannot hold an aborted run. Without a signal
-    it is a plain ``await`` (no task per chunk).
+    ``run(awaitable)`` returns the awaitable's result, or raises :class:`Aborted` as soon as the
+    signal fires, so a stalled server cannot hold an aborted run: while ``run`` awaits, a listener
+    on the signal cancels the awaiting task, whose cancellation is then taken back
+    (``Task.uncancel``) and raised as :class:`Aborted`. The awaitable runs in the caller's task,
+    as a plain ``await``: no task and no ``asyncio.wait`` per chunk of the stream (with 500 streams
+    in flight they made a third of the event loop's callbacks, ``bench/concurrency.py``). A
+    cancellation from elsewhere (the run's task cancelled at shutdown) stays a ``CancelledError``.
     """
 
     def __init__(self, signal: Any) -> None:
         self.signal = signal
-        self._waiter: asyncio.Future | None = None
+        #: the task awaiting inside run(), cancelled if the signal fires meanwhile
+        self._task: asyncio.Task | None = None
+        self._cancelled = False
+        self._remove: Callable[[], None] | None = None
 
     @property
     def aborted(self) -> bool:
         return bool(self.signal is not None and getattr(self.signal, "aborted", False))
+
+    def _on_abort(self, reason: Any) -> None:
+        if self._task is not None and not self._cancelled:
+            self._cancelled = True
+            self._task.cancel()
 
     async def run(self, awaitable: Awaitable[T]) -> T:
         if self.signal is None:
@@ -184,19 +196,22 @@ class AbortWatch:
             if asyncio.iscoroutine(awaitable):
                 awaitable.close()  # never started: close it to avoid "never awaited" warnings
             raise Aborted()
-        if self._waiter is None:
-            self._waiter = asyncio.ensure_future(self.signal.wait())
-        task = asyncio.ensure_future(awaitable)
+        if self._remove is None:
+            self._remove = self.signal.add_listener(self._on_abort)
+        task = self._task = asyncio.current_task()
         try:
-            await asyncio.wait((task, self._waiter), return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            task.cancel()
+            return await awaitable
+        except asyncio.CancelledError:
+            if self._cancelled:
+                self._cancelled = False
+                if task.uncancel() == 0:  # ours alone: the run sees an abort
+                    raise Aborted() from None
             raise
-        if task.done():
-            return task.result()
-        task.cancel()
-        await asyncio.wait((task,))  # let it unwind; its CancelledError is not ours to raise
-        raise Aborted()
+        finally:
+            self._task = None
+            if self._cancelled:  # the awaitable swallowed our cancellation (a shielded close): take it back
+                self._cancelled = False
+                task.uncancel()
 
     async def next_object(self, stream: Any, what: str) -> dict | None:
         """The next item of an SDK stream of parsed JSON (``AsyncStream[object]``), read through
@@ -211,9 +226,9 @@ class AbortWatch:
         return item
 
     def close(self) -> None:
-        if self._waiter is not None:
-            self._waiter.cancel()
-            self._waiter = None
+        if self._remove is not None:
+            self._remove()
+            self._remove = None
 
 
 def resolve_max_retries(settings: dict) -> int:

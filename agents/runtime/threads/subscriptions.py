@@ -46,6 +46,11 @@ def overflow_chunk(key: str, limit: int) -> dict:
                    "the last seq it read", "code": SUBSCRIBER_OVERFLOW}})
 
 
+def _wake(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class ThreadSubscription:
     """``stream`` yields every chunk of the thread (each with ``seq``) until ``unsubscribe()`` (or an
     overflow, see the module docstring)."""
@@ -117,6 +122,30 @@ class ThreadSubscription:
         """The chunks received and not read yet, removed from the subscription (without waiting)."""
         out = list(self._buffer)
         self._buffer.clear()
+        return out
+
+    async def read(self, timeout: float | None = None) -> list[dict] | None:
+        """Every chunk received and not read yet, at once, waiting for one when there is none: ``[]``
+        when ``timeout`` seconds pass without one, None once the subscription has ended and its
+        chunks are read. What an SSE subscriber reads (``agents.api.threads``): a wait costs one
+        future and one timer, not a task and an ``asyncio.wait`` per chunk as a timed read of
+        :attr:`stream` would."""
+        buffer = self._buffer
+        if not buffer:
+            if self._closed:
+                return None
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(timeout, _wake, waiter) if timeout is not None else None
+            try:
+                await waiter
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            if not buffer:
+                return None if self._closed else []
+        out = list(buffer)
+        buffer.clear()
         return out
 
     @property

@@ -2,6 +2,7 @@
 subscription (SSE bytes, keep-alive, resume), abort and the queue, per persona."""
 
 import asyncio
+import json
 
 import pytest
 
@@ -66,6 +67,15 @@ async def test_keep_alive_after_silence(alice: Api, settings):
     await alice.post("/api/agents/echo/send-message", {"message": "after", "threadId": "t1"})
     _, chunks = await sse_chunks(stream, until=ends_run)
     assert chunks[0]["type"] == "start"
+
+
+async def test_chunks_a_subscriber_has_not_read_yet_go_out_in_one_write_each_its_own_event(alice: Api):
+    slow = await subscribe(alice, "t1")  # does not read while the run goes on
+    reader = await subscribe(alice, "t1")
+    await alice.post("/api/agents/echo/send-message", {"message": "one", "threadId": "t1"})
+    _, chunks = await sse_chunks(reader, until=ends_run)  # the run is over: every chunk waits for slow
+    piece = await asyncio.wait_for(slow.streaming_content.__anext__(), 5)
+    assert piece.split(b"\n\n")[:-1] == [b"data: " + json.dumps(c, separators=(",", ":")).encode() for c in chunks]
 
 
 async def test_resume_after_last_seq_in_the_body_or_the_header(alice: Api):

@@ -141,3 +141,38 @@ async def test_a_live_chunk_that_arrives_while_subscribing_after_unlogged_ones_w
     log.events += [chunk(4, "r"), chunk(5, "r")]
     assert await read(sub, 3) == [4, 5, 6]
     sub.unsubscribe()
+
+
+async def test_a_timed_read_takes_every_chunk_at_once_and_says_silence_and_end_apart():
+    """``read(timeout)`` (what an SSE subscriber reads): the chunks that came together at once, []
+    after a silence of ``timeout``, the chunks left and then None once the subscription ended."""
+    subscriptions = hub(ScriptedLog())
+    sub = await subscriptions.subscribe(None, R, T)
+    subscriptions.publish(KEY, [chunk(1, "r", "start"), chunk(2, "r")])
+    assert [c["seq"] for c in await sub.read(5.0)] == [1, 2]
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.02, subscriptions.publish, KEY, [chunk(3, "r")])
+    assert [c["seq"] for c in await asyncio.wait_for(sub.read(5.0), 5.0)] == [3]  # woken by the chunk
+    began = loop.time()
+    assert await sub.read(0.05) == []  # silence: the caller sends a keep-alive
+    assert loop.time() - began >= 0.05
+    subscriptions.publish(KEY, [chunk(4, "r")])
+    sub.unsubscribe()
+    assert [c["seq"] for c in await sub.read(5.0)] == [4]  # what it holds, then the end
+    assert await sub.read(5.0) is None
+    waiting = await subscriptions.subscribe(None, R, T)
+    pending = asyncio.ensure_future(waiting.read(5.0))
+    await asyncio.sleep(0)
+    waiting.unsubscribe()  # a reader waiting when the subscription ends gets the end at once
+    assert await asyncio.wait_for(pending, 1.0) is None
+
+
+async def test_a_dropped_subscriber_reads_its_chunks_then_the_overflow_error_then_the_end():
+    subscriptions = hub(ScriptedLog())
+    sub = await subscriptions.subscribe(None, R, T)
+    sub.buffer_max = 2
+    subscriptions.publish(KEY, [chunk(1, "r", "start"), chunk(2, "r"), chunk(3, "r")])
+    got = await sub.read(5.0)
+    assert [c.get("seq") for c in got] == [1, 2, None]
+    assert got[-1]["payload"]["error"]["code"] == "subscriber_overflow"
+    assert await sub.read(5.0) is None
