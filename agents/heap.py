@@ -14,14 +14,24 @@ calls ``django.setup()``) and again when the ASGI application is built (``mastra
 channels, twisted and the API's modules are imported). Objects frozen are never freed, even if
 unreachable later; startup objects are not released anyway. ``MASTRA_GC_FREEZE=false`` turns it off.
 
-:func:`heap_young_generation` sizes the collector's youngest generation for a server: CPython
-collects it every 700 net allocations, so on a busy process whatever lives a few milliseconds (a
-step's request and chunks, a socket's frame) survives two young collections and is promoted to the
-old generation, which only a full collection walks and frees; promotions are what start full
-collections (when they exceed a quarter of the heap). With 500 runs at once in one process
-(``bench/concurrency.py``), full collections of 250,000 to 300,000 objects came every 2 to 3 s and
-stopped the event loop 150 to 250 ms each. ``MASTRA_GC_YOUNG_OBJECTS`` (default 5,000) is the
-youngest generation's threshold in serving processes (``mastra_site.asgi``); 0 leaves CPython's.
+:func:`heap_thresholds` sets the collector's thresholds for a server. Its youngest generation:
+CPython collects it every 700 net allocations, so on a busy process whatever lives a few
+milliseconds (a step's request and chunks, a socket's frame) survives two young collections and is
+promoted to the old generation, which only a full collection walks and frees; promotions are what
+start full collections (when they exceed a quarter of the heap). With 500 runs at once in one
+process (``bench/concurrency.py``), full collections of 250,000 to 300,000 objects came every 2 to
+3 s and stopped the event loop 150 to 250 ms each. ``MASTRA_GC_YOUNG_OBJECTS`` (default 5,000) is
+the youngest generation's threshold in serving processes (``mastra_site.asgi``); 0 leaves CPython's.
+
+Its full collections: CPython considers one after every 10 collections of the middle generation,
+and makes it once the objects promoted since the last exceed a quarter of those it kept then. The
+frozen heap is not counted there, so a serving process, whose old generation holds little besides
+its runs in flight, met that quarter after a few seconds of load: with 500 runs at once the second
+burst of ``bench/concurrency.py`` had a full collection of 250 to 430 ms. ``MASTRA_GC_FULL_EVERY``
+(default 100) is how many middle collections come between two full ones at least (about 5 million
+net allocations with the defaults); 0 leaves CPython's 10. Cyclic garbage that reached the old
+generation waits longer for it; measured, the process's memory after two bursts was 217 to 218 MB
+with 10 and 219 to 222 MB with 100.
 """
 
 from __future__ import annotations
@@ -42,14 +52,12 @@ def heap_freeze(*, collect: bool = False) -> int:
     return gc.get_freeze_count()
 
 
-def heap_young_generation() -> tuple[int, int, int]:
-    """Set the youngest generation's threshold to ``MASTRA_GC_YOUNG_OBJECTS`` (unless 0); returns
-    the collector's thresholds now."""
-    young = settings.MASTRA_GC_YOUNG_OBJECTS
-    if young:
-        _, middle, old = gc.get_threshold()
-        gc.set_threshold(young, middle, old)
+def heap_thresholds() -> tuple[int, int, int]:
+    """Set the youngest generation's threshold to ``MASTRA_GC_YOUNG_OBJECTS`` and the oldest's to
+    ``MASTRA_GC_FULL_EVERY`` (each unless 0: CPython's then); returns the collector's thresholds now."""
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(settings.MASTRA_GC_YOUNG_OBJECTS or young, middle, settings.MASTRA_GC_FULL_EVERY or old)
     return gc.get_threshold()
 
 
-__all__ = ["heap_freeze", "heap_young_generation"]
+__all__ = ["heap_freeze", "heap_thresholds"]

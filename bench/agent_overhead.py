@@ -13,9 +13,9 @@ Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb. Th
 Django itself: ``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is
 set (no SQL query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite
 file, migrated quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU
-list keeps this process on one CPU, ``mastra_site.cpu_affinity``), and so does
-``MASTRA_GC_YOUNG_OBJECTS`` (the collector's youngest generation, ``agents.heap``). Timings are wall clock: run it
-on an otherwise idle machine.
+list keeps this process on one CPU, ``mastra_site.cpu_affinity``), and so do
+``MASTRA_GC_YOUNG_OBJECTS`` and ``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``).
+Timings are wall clock: run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ def setup_django() -> str | None:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
-    from agents.heap import heap_young_generation
+    from agents.heap import heap_thresholds
     from mastra_site.cpu_affinity import apply_cpu_affinity
 
     apply_cpu_affinity()  # as the ASGI application applies it in a web process
-    heap_young_generation()  # the collector's youngest generation sized as in a web process
+    heap_thresholds()  # the collector's thresholds as in a web process
     return tmpdir
 
 

@@ -24,8 +24,8 @@ Cases:
           (medians over ``--n`` runs, each in its own transaction) and ``ratio`` (orm / sql).
 
 ``MASTRA_CPU_AFFINITY`` applies to the measuring process as in a web process (``auto`` or a CPU list
-keeps it on one CPU, ``mastra_site.cpu_affinity``), and so does ``MASTRA_GC_YOUNG_OBJECTS`` (the
-collector's youngest generation, ``agents.heap``).
+keeps it on one CPU, ``mastra_site.cpu_affinity``), and so do ``MASTRA_GC_YOUNG_OBJECTS`` and
+``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``).
 
 Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
 """
@@ -95,11 +95,11 @@ def setup_django(database_url: str | None, redis_url: str | None) -> str | None:
     django.setup()
     if tmpdir is not None:
         call_command("migrate", verbosity=0, interactive=False)
-    from agents.heap import heap_young_generation
+    from agents.heap import heap_thresholds
     from mastra_site.cpu_affinity import apply_cpu_affinity
 
     apply_cpu_affinity()  # as the ASGI application applies it in a web process
-    heap_young_generation()  # the collector's youngest generation sized as in a web process
+    heap_thresholds()  # the collector's thresholds as in a web process
     return tmpdir
 
 

@@ -19,7 +19,7 @@ from mastra_site.autobahn_logging import plain_autobahn_log_arguments  # noqa: E
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
 from mastra_site.daphne_requests import daphne_skips_form_parsing  # noqa: E402
-from agents.heap import heap_freeze, heap_young_generation  # noqa: E402
+from agents.heap import heap_freeze, heap_thresholds  # noqa: E402
 from agents.registry import get_mastra  # noqa: E402
 from agents.runtime.providers.preload import preload_models  # noqa: E402
 from mastra_site.logging_context import with_request_id  # noqa: E402
@@ -57,6 +57,6 @@ application = start_with_server(ProtocolTypeRouter({
 # join the frozen heap (agents.runtime.providers.preload)
 preload_models(get_mastra().get_agents().values())
 # the application is loaded: its long-lived objects leave the collector's full walks, and the
-# young generation is sized for a server (agents.heap)
+# collector's thresholds are set for a server (agents.heap)
 heap_freeze(collect=True)
-heap_young_generation()
+heap_thresholds()

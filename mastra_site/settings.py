@@ -356,9 +356,13 @@ MASTRA_TRACE_BATCH = env_bool("MASTRA_TRACE_BATCH", True)
 # collections (agents.heap): no 100-200 ms stop of the event loop to walk them under load
 MASTRA_GC_FREEZE = env_bool("MASTRA_GC_FREEZE", True)
 # a serving process's youngest garbage-collector generation holds this many objects before it is
-# collected (agents.heap.heap_young_generation; CPython's 700 promotes a step's short-lived objects
+# collected (agents.heap.heap_thresholds; CPython's 700 promotes a step's short-lived objects
 # to the old generation, whose full collections stop the event loop); 0 keeps CPython's
 MASTRA_GC_YOUNG_OBJECTS = env_int("MASTRA_GC_YOUNG_OBJECTS", 5000, minimum=0, maximum=1_000_000)
+# a serving process makes a full garbage collection after this many collections of the middle
+# generation at the earliest (agents.heap.heap_thresholds; CPython's 10 meant a 250-430 ms stop of
+# the event loop every few seconds under load, its frozen heap not counted); 0 keeps CPython's
+MASTRA_GC_FULL_EVERY = env_int("MASTRA_GC_FULL_EVERY", 100, minimum=0, maximum=100_000)
 # a web process's threads on one CPU (mastra_site.cpu_affinity): empty leaves them where the kernel
 # puts them, "auto" gives each web process a CPU of its own, or a CPU list ("1", "0,2", "0-3")
 MASTRA_CPU_AFFINITY = env_str("MASTRA_CPU_AFFINITY", "").strip()

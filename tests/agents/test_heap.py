@@ -32,7 +32,7 @@ print(json.dumps({"after_setup": after_setup, "frozen": frozen, "collected": col
 
 def probe(**env: str) -> dict:
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("DATABASE_URL", "MASTRA_GC_FREEZE", "MASTRA_GC_YOUNG_OBJECTS")}
+             if k not in ("DATABASE_URL", "MASTRA_GC_FREEZE", "MASTRA_GC_YOUNG_OBJECTS", "MASTRA_GC_FULL_EVERY")}
     clean.update(DJANGO_SETTINGS_MODULE="mastra_site.settings", PYTHONPATH=str(ROOT), **env)
     proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True,
                           timeout=120)
@@ -59,8 +59,17 @@ def test_a_serving_process_collects_its_young_generation_every_5000_objects():
     """CPython's 700 promotes a step's short-lived objects to the old generation, whose full
     collections stop the event loop: the ASGI application sizes the youngest generation (the
     other two thresholds stay CPython's)."""
-    got = probe()
+    got = probe(MASTRA_GC_FULL_EVERY="0")
     assert got["threshold"] == [5000, *got["cpython"][1:]]
     assert probe(MASTRA_GC_YOUNG_OBJECTS="20000")["threshold"][0] == 20000
-    got = probe(MASTRA_GC_YOUNG_OBJECTS="0")
+    got = probe(MASTRA_GC_YOUNG_OBJECTS="0", MASTRA_GC_FULL_EVERY="0")
     assert got["threshold"] == got["cpython"]  # CPython's own
+
+
+def test_a_serving_process_makes_a_full_collection_after_100_middle_ones_at_the_earliest():
+    """CPython's 10 does not count the frozen heap: a full collection of the runs in flight came
+    every few seconds under load. The middle threshold stays CPython's."""
+    got = probe()
+    assert got["threshold"] == [5000, got["cpython"][1], 100]
+    assert probe(MASTRA_GC_FULL_EVERY="1000")["threshold"][2] == 1000
+    assert probe(MASTRA_GC_FULL_EVERY="0")["threshold"][2] == got["cpython"][2]
