@@ -20,8 +20,8 @@ connections), and waits for every thread's ``finish`` chunk. ``--warmup`` runs b
 import the SDK and open the first connections; ``--repeat`` measures again on the same daphne.
 
 ``mastra`` (``--servers``): Mastra 1.71's own server (``createNodeServer``, the routes ``mastra dev``
-serves, LibSQL in a temporary file; ``bench/concurrency_mastra.mjs``, run with the ``node`` on PATH
-from the Mastra directory), with the same agent: an OpenAI-compatible chat model
+serves, LibSQL in a temporary file; ``bench/concurrency_mastra.mjs``, run from the Mastra directory
+with its own ``node`` as ``bench/http_api.py`` does), with the same agent: an OpenAI-compatible chat model
 (``{id: 'custom/mock', url}``, the AI SDK's client) at the same mock, ``Memory`` with
 ``lastMessages: 10``, a tool ``ping``, the same lag timer (a 10 ms ``setInterval``). The same
 clients measure it the same way, after this project's daphne, against the same mock process.
@@ -330,7 +330,7 @@ class MastraConcurrencyServer:
         self.lag_file = Path(self.tmp) / "lag.txt"
 
     def start(self) -> dict[str, str]:
-        from bench.http_api import free_port, wait_listening
+        from bench.http_api import free_port, mastra_node, wait_listening
 
         if not (self.directory / "node_modules").exists():
             raise SystemExit(f"{self.directory} has no node_modules: copy ../shared/reference/mastra somewhere, "
@@ -339,7 +339,7 @@ class MastraConcurrencyServer:
         self.port = free_port()
         env = {**os.environ, "BENCH_MODEL_URL": f"http://127.0.0.1:{self.mock_port}/v1",
                "BENCH_LAG_FILE": str(self.lag_file), "MASTRA_TELEMETRY_DISABLED": "1"}
-        self.proc = subprocess.Popen([shutil.which("node") or "node", f".bench-{self.script}", str(self.port)],
+        self.proc = subprocess.Popen([mastra_node(self.directory), f".bench-{self.script}", str(self.port)],
                                      cwd=self.directory, env=env, stdout=subprocess.DEVNULL,
                                      stderr=open(Path(self.tmp) / "node.err", "wb"))
         wait_listening(self.port, self.proc)

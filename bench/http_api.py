@@ -11,7 +11,8 @@ Servers (one process each, started and stopped here, measured one after the othe
           window, copied in and out of the cache on each send: a minute's window of a lifted rate
           holds every request of the last minute, which no real rate comes near).
   mastra  ``real-server.mjs`` (Mastra's ``createNodeServer``, LibSQL) with ``ECHO_CHUNK_DELAY_MS=0``,
-          its ``echo`` agent, run with the ``node`` on PATH.
+          its ``echo`` agent, run with the directory's own ``node`` (``node_modules/node/bin/node``,
+          the version its package.json pins; the ``node`` on PATH when it has none).
 
 Cases (keep-alive HTTP/1.1 connections, one per client, from this process):
   generate  ``--clients`` clients each POST ``/api/agents/echo/generate {"messages": "hello"}`` in a
@@ -209,6 +210,12 @@ class DjangoServer:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def mastra_node(directory: Path) -> str:
+    """The Mastra directory's own node (its package.json pins one), else the node on PATH."""
+    own = directory / "node_modules" / "node" / "bin" / "node"
+    return str(own) if own.exists() else shutil.which("node") or "node"
+
+
 class MastraServer:
     name = "mastra"
     resource = "bench"
@@ -223,8 +230,7 @@ class MastraServer:
                              "run npm ci there and pass --mastra-dir")
         self.port = free_port()
         env = {**os.environ, "ECHO_CHUNK_DELAY_MS": "0", "MASTRA_TELEMETRY_DISABLED": "1", "LOG_LEVEL": "error"}
-        node = shutil.which("node") or "node"
-        self.proc = subprocess.Popen([node, "real-server.mjs", str(self.port)], cwd=self.directory, env=env,
+        self.proc = subprocess.Popen([mastra_node(self.directory), "real-server.mjs", str(self.port)], cwd=self.directory, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_listening(self.port, self.proc)
         return {}
