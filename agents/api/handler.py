@@ -31,6 +31,17 @@ class ApiHandler(ASGIHandler):
             raise ValueError(f"the API's handler serves http, not {scope['type']!r}")
         await self.handle(scope, receive, send)
 
+    async def listen_for_disconnect(self, receive):
+        """Ends at the client's disconnect (``handle`` then cancels a response still going). Django's
+        raises ``RequestAborted``, which ``handle`` takes from the task's result and ignores: the
+        exception then holds ``handle``'s frame, which holds the task, which holds the exception,
+        a reference cycle per request (the request, its body and its URL resolution with it) that
+        only a full collection of the garbage collector frees. Daphne tells every request's end
+        so, hence every request made one."""
+        message = await receive()
+        if message["type"] != "http.disconnect":  # as Django's: nothing else may come after the body
+            raise AssertionError(f"Invalid ASGI message after request body: {message['type']}")
+
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async)
         self._view_middleware = []

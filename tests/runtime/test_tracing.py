@@ -177,3 +177,29 @@ async def test_a_resumed_run_joins_the_trace_of_the_run_it_continues(run_store):
                                                                    (second.span_id, first.span_id)]
     assert [s["name"] for s in run_store.spans] == ["agent run: 'a'", "step: 0", "agent run: 'a'", "tool: 'ping'",
                                                     "step: 1"]
+
+
+@pytest.mark.asyncio
+async def test_a_finished_runs_spans_are_freed_without_the_garbage_collector(run_store):
+    """The run's trace gives its spans up once they are exported: a span refers to its trace, and a
+    trace still holding its spans made a cycle that kept every span (with the run's input and
+    output) until a full collection."""
+    import gc
+
+    from agents.runtime.tracing import Span
+
+    agent = Agent(id="a", instructions="x", model=ScriptedModel([text_step("ok")]))
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = await agent.generate("hi")
+        del result
+        gc.collect()
+        kept = [o for o in gc.garbage if isinstance(o, Span)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert [s["type"] for s in run_store.spans] == ["agent_run", "model_step"]  # exported as before
+    assert kept == []

@@ -83,10 +83,14 @@ async def trace_end(run: Any, text: str) -> None:
     trace = span.trace
     if trace.spans[0] is not span:  # a run under another run's span: exported with that run
         return
-    for other in trace.spans:
+    # the spans leave their trace: each span refers to the trace, and a trace still holding its
+    # spans would make a cycle that keeps them (and their inputs and outputs) until a full
+    # collection of the garbage collector
+    spans, trace.spans = trace.spans, []
+    for other in spans:
         if other.ended is None:  # e.g. cut by an abort
             other.end(error=RuntimeError("span not finished when its run ended"))
-    await spans_export(list(trace.spans), run.run_store, export=trace.export)
+    await spans_export(spans, run.run_store, export=trace.export)
 
 
 def build_result(run: Any, text: str) -> GenerateResult:

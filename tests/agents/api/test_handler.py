@@ -69,3 +69,49 @@ async def test_a_host_outside_allowed_hosts_is_400(alice: Api):
     response = await call("/api/agents", [(b"authorization", token), (b"host", b"evil.example")])
     assert response["status"] == 400
     assert json.loads(response["body"])["code"] == "invalid_host"
+
+
+async def test_a_request_leaves_no_reference_cycle_behind(alice: Api):
+    """Daphne tells each request's end with ``http.disconnect`` as soon as the response is sent:
+    Django's handler turned it into a ``RequestAborted`` whose traceback kept the handler's frame,
+    its tasks and the request (its body, its URL resolution) in a reference cycle until a full
+    collection. The API's handler makes no exception of it."""
+    import asyncio
+    import gc
+
+    from django.core.exceptions import RequestAborted
+
+    from mastra_site.asgi import application
+
+    sent, finished = [], asyncio.Event()
+    incoming = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive():
+        if incoming:
+            return incoming.pop(0)
+        await finished.wait()
+        return {"type": "http.disconnect"}  # at once after the response, as daphne does
+
+    async def send(message):
+        sent.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            finished.set()
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": "/api/agents", "raw_path": b"/api/agents", "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver"), (b"authorization", alice.headers["Authorization"].encode())],
+             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        await application(scope, receive, send)
+        await asyncio.sleep(0)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, RequestAborted)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert sent[0]["status"] == 200
+    assert left == []
