@@ -61,7 +61,6 @@ import multiprocessing
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -325,33 +324,24 @@ class MastraConcurrencyServer:
 
     def __init__(self, directory: Path, mock_port: int) -> None:
         self.directory, self.mock_port = directory, mock_port
-        self.proc = None
+        self.server = self.proc = None
         self.tmp = tempfile.mkdtemp(prefix="mastra-bench-")
         self.lag_file = Path(self.tmp) / "lag.txt"
 
     def start(self) -> dict[str, str]:
-        from bench.http_api import free_port, mastra_node, wait_listening
+        from bench.http_api import MastraServer
 
-        if not (self.directory / "node_modules").exists():
-            raise SystemExit(f"{self.directory} has no node_modules: copy ../shared/reference/mastra somewhere, "
-                             "run npm ci there and pass --mastra-dir")
-        shutil.copyfile(ROOT / "bench" / self.script, self.directory / f".bench-{self.script}")
-        self.port = free_port()
-        env = {**os.environ, "BENCH_MODEL_URL": f"http://127.0.0.1:{self.mock_port}/v1",
-               "BENCH_LAG_FILE": str(self.lag_file), "MASTRA_TELEMETRY_DISABLED": "1"}
-        self.proc = subprocess.Popen([mastra_node(self.directory), f".bench-{self.script}", str(self.port)],
-                                     cwd=self.directory, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=open(Path(self.tmp) / "node.err", "wb"))
-        wait_listening(self.port, self.proc)
-        return {}
+        if (self.directory / "node_modules").exists():
+            shutil.copyfile(ROOT / "bench" / self.script, self.directory / f".bench-{self.script}")
+        self.server = MastraServer(self.directory, f".bench-{self.script}", stderr=Path(self.tmp) / "node.err", env={
+            "BENCH_MODEL_URL": f"http://127.0.0.1:{self.mock_port}/v1", "BENCH_LAG_FILE": str(self.lag_file)})
+        headers = self.server.start()
+        self.port, self.proc = self.server.port, self.server.proc
+        return headers
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.server is not None:
+            self.server.stop()
         (self.directory / f".bench-{self.script}").unlink(missing_ok=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
 

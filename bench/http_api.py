@@ -217,11 +217,16 @@ def mastra_node(directory: Path) -> str:
 
 
 class MastraServer:
+    """A Mastra server script of ``directory`` (``real-server.mjs`` by default), on a free port."""
     name = "mastra"
     resource = "bench"
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, script: str = "real-server.mjs", env: dict | None = None,
+                 stderr: Path | None = None) -> None:
         self.directory = directory
+        self.script = script
+        self.env = env if env is not None else {"ECHO_CHUNK_DELAY_MS": "0", "LOG_LEVEL": "error"}
+        self.stderr = stderr
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> dict[str, str]:
@@ -229,9 +234,10 @@ class MastraServer:
             raise SystemExit(f"{self.directory} has no node_modules: copy ../shared/reference/mastra somewhere, "
                              "run npm ci there and pass --mastra-dir")
         self.port = free_port()
-        env = {**os.environ, "ECHO_CHUNK_DELAY_MS": "0", "MASTRA_TELEMETRY_DISABLED": "1", "LOG_LEVEL": "error"}
-        self.proc = subprocess.Popen([mastra_node(self.directory), "real-server.mjs", str(self.port)], cwd=self.directory, env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = {**os.environ, "MASTRA_TELEMETRY_DISABLED": "1", **self.env}
+        self.proc = subprocess.Popen([mastra_node(self.directory), self.script, str(self.port)], cwd=self.directory,
+                                     env=env, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.stderr, "wb") if self.stderr else subprocess.DEVNULL)
         wait_listening(self.port, self.proc)
         return {}
 
