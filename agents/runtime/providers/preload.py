@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable
 
+from .base import is_model_object
 from .chain import chain_of, is_chain
 from .router import resolve_model
 
@@ -29,7 +30,7 @@ logger = logging.getLogger(__name__)
 def _models(spec: Any) -> list[Any]:
     if is_chain(spec):
         return [entry.model for entry in chain_of(spec)]
-    if isinstance(spec, (str, dict)) or callable(getattr(spec, "stream", None)):
+    if isinstance(spec, (str, dict)) or is_model_object(spec):
         return [resolve_model(spec)]
     return []  # a callable of the request context: chosen per run
 
