@@ -5,16 +5,16 @@ no system checks of its own."""
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mastra_site.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application, before the imports below
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 import chat.routing  # noqa: E402
 
-from agents.api.handler import ApiHandler, api_first  # noqa: E402
+from agents.api.handler import ApiHandler, QuietDisconnectHandler, api_first  # noqa: E402
 from mastra_site.autobahn_logging import plain_autobahn_log_arguments  # noqa: E402
 from mastra_site.checks import refuse_unsafe_start  # noqa: E402
 from mastra_site.cpu_affinity import apply_cpu_affinity  # noqa: E402
@@ -42,13 +42,14 @@ daphne_skips_form_parsing()
 def http_application(site=None):
     """HTTP: ``/api/`` through the API's own handler (without the site's sync middleware, but with
     the site's security policy, ``agents.api.security``), everything else through Django's handler
-    and ``settings.MIDDLEWARE``. Both read their settings when built (tests build one anew). Each
-    request has a request id for its log lines, sent back as ``X-Request-ID``."""
-    return with_request_id(api_first(site or get_asgi_application(), ApiHandler()))
+    and ``settings.MIDDLEWARE`` (``QuietDisconnectHandler``: Django's, without a reference cycle per
+    request). Both read their settings when built (tests build one anew). Each request has a
+    request id for its log lines, sent back as ``X-Request-ID``."""
+    return with_request_id(api_first(site or QuietDisconnectHandler(), ApiHandler()))
 
 
 application = start_with_server(ProtocolTypeRouter({
-    "http": http_application(django_asgi_app),
+    "http": http_application(),
     # browser chat UI: session auth (mastra_site.websocket_auth), same-origin (or CSRF_TRUSTED_ORIGINS)
     # browsers only (mastra_site.origins)
     "websocket": SameOriginValidator(SessionAuthStack(URLRouter(chat.routing.websocket_urlpatterns))),

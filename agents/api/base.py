@@ -75,6 +75,14 @@ class ApiView(APIView):
             response = await handler(request, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every error becomes a JSON error body
             response = self.api_error(exc)
+        finally:
+            # reference cycles that only the garbage collector would free (a long request, a
+            # stream, reaches its oldest generation, which a server collects seldom: agents.heap):
+            # DRF's request holds its parser context, which holds the request and this view (the
+            # API reads its bodies itself, agents.api.parsing, never through DRF's parsers, the
+            # context's only reader), and Django's ``setup`` stored ``self.get`` as ``self.head``
+            request.parser_context = None
+            self.__dict__.pop("head", None)
         return response
 
     def api_error(self, exc: Exception) -> HttpResponse:

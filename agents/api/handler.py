@@ -18,7 +18,24 @@ from django.core.handlers.exception import convert_exception_to_response
 from .security import SecurityPolicy
 
 
-class ApiHandler(ASGIHandler):
+class QuietDisconnectHandler(ASGIHandler):
+    """Django's ``ASGIHandler``, whose requests end at the client's disconnect without an exception.
+
+    Django's ``listen_for_disconnect`` raises ``RequestAborted``, which ``handle`` takes from the
+    task's result and ignores: the exception then holds ``handle``'s frame, which holds the task,
+    which holds the exception, a reference cycle per request (the request, its body and its URL
+    resolution with it) that only a full collection of the garbage collector frees, and a serving
+    process makes those seldom (``agents.heap``). Daphne tells every request's end so, hence every
+    request made one. The site's pages are served by this handler, the API by :class:`ApiHandler`."""
+
+    async def listen_for_disconnect(self, receive):
+        """Ends at the client's disconnect (``handle`` then cancels a response still going)."""
+        message = await receive()
+        if message["type"] != "http.disconnect":  # as Django's: nothing else may come after the body
+            raise AssertionError(f"Invalid ASGI message after request body: {message['type']}")
+
+
+class ApiHandler(QuietDisconnectHandler):
     """``ASGIHandler`` whose middleware chain is the site's security policy around the view (no
     worker thread for it, :mod:`agents.api.security`), and whose requests share the
     process's one worker thread for sync work (Django's handler gives each request a thread of its
@@ -30,17 +47,6 @@ class ApiHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"the API's handler serves http, not {scope['type']!r}")
         await self.handle(scope, receive, send)
-
-    async def listen_for_disconnect(self, receive):
-        """Ends at the client's disconnect (``handle`` then cancels a response still going). Django's
-        raises ``RequestAborted``, which ``handle`` takes from the task's result and ignores: the
-        exception then holds ``handle``'s frame, which holds the task, which holds the exception,
-        a reference cycle per request (the request, its body and its URL resolution with it) that
-        only a full collection of the garbage collector frees. Daphne tells every request's end
-        so, hence every request made one."""
-        message = await receive()
-        if message["type"] != "http.disconnect":  # as Django's: nothing else may come after the body
-            raise AssertionError(f"Invalid ASGI message after request body: {message['type']}")
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async)
