@@ -184,22 +184,13 @@ async def test_a_finished_runs_spans_are_freed_without_the_garbage_collector(run
     """The run's trace gives its spans up once they are exported: a span refers to its trace, and a
     trace still holding its spans made a cycle that kept every span (with the run's input and
     output) until a full collection."""
-    import gc
-
     from agents.runtime.tracing import Span
+    from tests.garbage import cyclic_garbage
 
     agent = Agent(id="a", instructions="x", model=ScriptedModel([text_step("ok")]))
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
+    with cyclic_garbage() as garbage:
         result = await agent.generate("hi")
         del result
-        gc.collect()
-        kept = [o for o in gc.garbage if isinstance(o, Span)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
+    kept = [o for o in garbage if isinstance(o, Span)]
     assert [s["type"] for s in run_store.spans] == ["agent_run", "model_step"]  # exported as before
     assert kept == []

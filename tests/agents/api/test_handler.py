@@ -10,6 +10,7 @@ from django.conf import settings
 from django.test import AsyncClient
 
 from tests.agents.api.conftest import Api
+from tests.garbage import cyclic_garbage
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -77,7 +78,6 @@ async def garbage_of_a_request(path: str, headers: list) -> tuple[int, list[str]
     response, ``RequestAborted``) it left to the garbage collector (``gc.DEBUG_SAVEALL``; other
     garbage of the moment, a query compiler's closure or a writer thread's, is not the request's)."""
     import asyncio
-    import gc
 
     from django.core.exceptions import RequestAborted
     from django.http import HttpRequest, HttpResponseBase
@@ -105,19 +105,10 @@ async def garbage_of_a_request(path: str, headers: list) -> tuple[int, list[str]
              "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
              "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 5000),
              "server": ("testserver", 80)}
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
+    with cyclic_garbage() as garbage:
         await application(scope, receive, send)
         await asyncio.sleep(0)
-        gc.collect()
-        left = [type(o).__name__ for o in gc.garbage if isinstance(o, kinds)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
-    return sent[0]["status"], left
+    return sent[0]["status"], [type(o).__name__ for o in garbage if isinstance(o, kinds)]
 
 
 async def test_an_api_request_is_freed_when_it_ends(alice: Api):
