@@ -4,14 +4,20 @@ service (views, consumers, the runtime's stores, tasks). Nothing else in the pro
 
 Each twin names the thread its calls run on:
 
-- ``WORKER`` (the default): Django's one worker thread, where every request's and every run's
-  ORM work queues. With persistent connections (``CONN_MAX_AGE`` > 0 or None) a call goes through
-  Channels' ``database_sync_to_async``, which closes connections that are too old or broken around
-  it, as Django does around a request; with ``CONN_MAX_AGE = 0`` that would close the connection
-  after every call and open a new one for the next (measured: about 3.5 ms more per call on
-  SQLite, several calls per thread run), so the call is a plain ``sync_to_async`` and the worker
-  thread keeps its connection (marked as never too old, so that Django's end of a request on that
-  thread does not close it either). The choice is made at each call, from the settings of that moment.
+- ``WORKER`` (the default): the process's one worker thread (:mod:`agents.worker_thread`), where
+  every API request's and every run's ORM work queues, in order. Its connection stays open from
+  call to call: with ``CONN_MAX_AGE = 0`` closing it after each call would open a new one for the
+  next (measured: about 3.5 ms more per call on SQLite, several calls per thread run); one a call
+  left unusable (an error it did not survive, a transaction left open) is closed after that call,
+  as Django closes it at a request's end. With persistent connections (``CONN_MAX_AGE`` > 0 or
+  None), connections too old or broken are closed before and after each call, as Channels'
+  ``database_sync_to_async`` does. The choice is made at each call, from the settings of that
+  moment. Where asgiref places a thread-sensitive call on another thread (under ``async_to_sync``:
+  the calling thread, which holds a test's transaction or a command's connection; inside a
+  ``ThreadSensitiveContext``: the request's thread of Django's handler, the site's pages), the call
+  goes there, through ``sync_to_async`` (or ``database_sync_to_async`` with persistent
+  connections), and its connection is marked as never too old, so that Django's end of a request
+  on that thread does not close it either.
 - ``POOL``: a thread of the executor, with its own connection, for self-contained calls that should
   not queue behind everything else (the notification store's group commits, whose batches for
   different threads are written in parallel). Such a thread sees no request signals: a connection
@@ -40,10 +46,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import AsyncToSync, SyncToAsync, sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connection, connections
+from django.db import (DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, close_old_connections,
+                       connection, connections)
+
+from .worker_thread import worker_thread
 
 WORKER, POOL, LEASE, KEYED = "worker", "pool", "lease", "keyed"
 #: what a call raises while the database is unreachable (a periodic task skips its pass then: the next
@@ -61,10 +70,14 @@ def async_twin(func: Callable[..., Any], *, thread: str = WORKER) -> Callable[..
     module docstring). Usable as a decorator, on functions and methods."""
     if thread == WORKER:
         plain, closing = sync_to_async(_kept_open(func)), database_sync_to_async(func)
+        kept, closed_around = _kept_usable(func), _closed_around(func)
 
         @functools.wraps(func)
         async def twin(*args: Any, **kwargs: Any) -> Any:
-            return await (closing if persistent_connections() else plain)(*args, **kwargs)
+            persistent = persistent_connections()
+            if _asgiref_chooses_thread():
+                return await (closing if persistent else plain)(*args, **kwargs)
+            return await worker_thread().call(closed_around if persistent else kept, *args, **kwargs)
         return twin
     if thread == POOL:
         @functools.wraps(func)
@@ -122,6 +135,50 @@ def _check_if_idle() -> None:
     if conn.connection is not None and last is not None and now - last > IDLE_CHECK_S and not conn.is_usable():
         conn.close()
     _used.at = now
+
+
+def _asgiref_chooses_thread() -> bool:
+    """Whether a thread-sensitive call made here goes where asgiref places it rather than to the
+    process's worker thread (:mod:`agents.worker_thread`): under ``async_to_sync`` (it runs on the
+    calling thread, whose connection holds a test's transaction or a command's work), inside a
+    ``ThreadSensitiveContext`` (the thread of a request of Django's own handler: the site's pages)
+    or on an event loop ``async_to_sync`` made."""
+    return (getattr(AsyncToSync.executors, "current", None) is not None
+            or SyncToAsync.thread_sensitive_context.get(None) is not None
+            or (AsyncToSync.loop_thread_executors and asyncio.get_running_loop() in AsyncToSync.loop_thread_executors))
+
+
+def _closed_around(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` between two ``close_old_connections`` (with persistent connections: one too old or
+    broken is closed before and after the call, as Django does around a request and Channels'
+    ``database_sync_to_async`` around a call)."""
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        close_old_connections()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+    return call
+
+
+def _kept_usable(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` on the process's worker thread, whose connection stays open from call to call (every
+    run of the process uses it; no request's end closes it there), but is closed after a call that
+    left it unusable (an error it did not survive, a transaction left open), as Django closes such a
+    connection at a request's end: the next call opens a new one."""
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _check_if_idle()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            conn = connections[DEFAULT_DB_ALIAS]
+            if conn.connection is not None:
+                conn.close_at = None  # never too old: with CONN_MAX_AGE = 0 it would be closed now
+                conn.close_if_unusable_or_obsolete()
+            _used.at = time.monotonic()
+    return call
 
 
 def _kept_open(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -192,7 +249,8 @@ def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> A
 
 
 def close_lease_connection() -> None:
-    """Close the database connections of the lease thread and of the keyed threads (a test run
-    before it drops its database)."""
+    """Close the database connections of the worker thread, the lease thread and the keyed threads
+    (a test run before it drops its database)."""
     for executor in ([_lease_executor] if _lease_executor is not None else []) + list(_keyed_executors):
         executor.submit(connections.close_all).result()
+    worker_thread().submit(connections.close_all).result()

@@ -148,17 +148,27 @@ def _json_param(value: JsonText, db):
     return str(value)
 
 
-@lru_cache(maxsize=None)
+#: :func:`_plain_kind` by the field's ``id`` (a field's own hash is a Python method, and this is
+#: looked up for every value written); each entry holds its field, whose id no other object can
+#: take while it lives
+_KINDS: dict[int, tuple] = {}
+
+
 def _plain_kind(field) -> tuple:
     """``(type, is a key)``: a plain field's (:data:`_PLAIN_FIELDS`) value type, or for a foreign key
     to a text column (a thread's key) ``str``: such a key's ``get_db_prep_save`` is its target's,
     which returns a non-empty string as it is (an empty one may be stored as NULL). ``None`` for
     any other field."""
-    plain = _PLAIN_FIELDS.get(type(field))
-    if plain is None and isinstance(field, models.ForeignKey) and \
-            type(field.target_field) in (models.CharField, models.TextField):
-        return str, True
-    return plain, False
+    entry = _KINDS.get(id(field))
+    if entry is None:
+        plain = _PLAIN_FIELDS.get(type(field))
+        if plain is None and isinstance(field, models.ForeignKey) and \
+                type(field.target_field) in (models.CharField, models.TextField):
+            entry = (str, True, field)
+        else:
+            entry = (plain, False, field)
+        _KINDS[id(field)] = entry
+    return entry[0], entry[1]
 
 
 def _plain(field, value) -> bool:

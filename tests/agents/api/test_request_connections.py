@@ -1,7 +1,7 @@
 """An API request leaves the worker thread's database connection open (the thread runtime uses it
-for every run of the process); a connection that failed and is no longer usable is closed. Through
-the API's own ASGI handler, whose requests send Django's request signals (the test client turns
-their connection closing off)."""
+for every run of the process); a connection that failed and is no longer usable is closed after
+the call that broke it. Through the API's own ASGI handler, whose requests send Django's request
+signals (the test client turns their connection closing off)."""
 
 from __future__ import annotations
 
@@ -50,23 +50,30 @@ async def test_api_requests_keep_the_worker_thread_connection(alice):
     assert await async_twin(worker_connection)() == before
 
 
-async def test_a_broken_connection_is_closed_at_the_end_of_an_api_request(alice):
+async def test_a_broken_connection_is_closed_after_the_call_that_broke_it(alice):
     for signal in (signals.request_started, signals.request_finished):
         signal.connect(close_old_connections)
     token = alice.headers["Authorization"].split()[1]
 
-    def broken() -> int:
+    def broken():
         conn = connections[DEFAULT_DB_ALIAS]
         conn.ensure_connection()
         conn.errors_occurred = True
         conn.is_usable = lambda: False
-        return id(conn.connection)
+        return conn.connection  # held: no later connection can take its id
 
-    def restored() -> None:
+    def restored():
         conn = connections[DEFAULT_DB_ALIAS]
         conn.__dict__.pop("is_usable", None)
+        return conn.connection
+
+    def opened():
+        conn = connections[DEFAULT_DB_ALIAS]
+        conn.ensure_connection()
+        return conn.connection
 
     before = await async_twin(broken)()
+    assert await async_twin(restored)() is None
     assert await api_get("/api/agents", token) == 200
-    await async_twin(restored)()
-    assert await async_twin(worker_connection)() != before
+    after = await async_twin(opened)()
+    assert after is not None and after is not before
