@@ -96,17 +96,28 @@ class Message(models.Model):
 
     def to_dict(self) -> dict:
         """The message as Mastra serves it (``MastraDBMessage``)."""
-        data = {"id": self.message_id, "role": self.role, "content": message_content_ordered(self.content, self.metadata),
-                "createdAt": self.created_at.isoformat(), "threadId": thread_id_of(self.thread_id),
-                "resourceId": self.resource_id}
-        if self.type:
-            data["type"] = self.type
-        return data
+        return message_dict(self.message_id, self.role, self.type, self.content, self.metadata, self.created_at,
+                            self.thread_id, self.resource_id)
 
     def seen_by_model(self):
         """The content the model is shown of this message (a signal's XML, rendered from its
         stored contents and attributes: ``agents.runtime.stored_messages.to_model_messages``)."""
         return to_model_messages([self.to_dict()])[0]["content"]
+
+
+#: the fields :func:`message_dict` takes, in its order (``Message.objects.select_values(MESSAGE_FIELDS, ...)``)
+MESSAGE_FIELDS = ("message_id", "role", "type", "content", "metadata", "created_at", "thread", "resource_id")
+
+
+def message_dict(message_id: str, role: str, type: str, content, metadata: dict, created_at, thread_key: str,
+                 resource_id: str) -> dict:
+    """A message row as Mastra serves it (``MastraDBMessage``), from its values: ``Message.to_dict``,
+    and a read of rows that makes no instance."""
+    data = {"id": message_id, "role": role, "content": message_content_ordered(content, metadata),
+            "createdAt": created_at.isoformat(), "threadId": thread_id_of(thread_key), "resourceId": resource_id}
+    if type:
+        data["type"] = type
+    return data
 
 
 def message_bookkeeping(message: dict) -> dict:

@@ -220,9 +220,11 @@ def _where_params(model: type[models.Model], where: dict, db) -> list:
 
 @lru_cache(maxsize=256)
 def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: tuple, limit: int | None,
-                for_update: bool) -> str:
+                for_update: bool, names: tuple | None = None) -> str:
+    """The statement of :func:`select` (every column), or of :func:`select_values` (``names``'s)."""
     opts = model._meta
-    columns = ", ".join(_quote(f.column) for f in opts.concrete_fields)
+    fields = opts.concrete_fields if names is None else [opts.get_field(name) for name in names]
+    columns = ", ".join(_quote(f.column) for f in fields)
     sql = f"SELECT {columns} FROM {_quote(opts.db_table)} WHERE {_where(model, shape)}"
     if order_by:
         sql += " ORDER BY " + ", ".join(
@@ -268,6 +270,41 @@ def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limi
                     value = func(value, column, db)
                 row[i] = value
         out.append(model.from_db(db.alias, names, row))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _values_converters(vendor: str, model: type[models.Model], names: tuple) -> list:
+    """Per field of ``names``: the backend's and the field's converters (as :func:`_converters`)."""
+    db = _db()
+    out = []
+    for i, name in enumerate(names):
+        field = model._meta.get_field(name)
+        column = field.get_col(model._meta.db_table)
+        funcs = db.ops.get_db_converters(column) + field.get_db_converters(db)
+        if funcs:
+            out.append((i, column, funcs))
+    return out
+
+
+def select_values(model: type[models.Model], names: tuple, where: dict, *, order_by: tuple = (),
+                  limit: int | None = None) -> list[list]:
+    """The values of the fields ``names`` (a foreign key's: its key) of the rows matching ``where``,
+    as the ORM converts them (a JSON column decoded, a time aware), one list per row: no model
+    instance is made (for reads that only turn rows into dicts)."""
+    db = _db()
+    sql = _select_sql(db.vendor, model, _shape(where), tuple(order_by), limit, False, names)
+    rows = execute(db, sql, _where_params(model, where, db), fetch="all")
+    converters = _values_converters(db.vendor, model, names)
+    out = []
+    for row in rows:
+        row = list(row)
+        for i, column, funcs in converters:
+            value = row[i]
+            for func in funcs:
+                value = func(value, column, db)
+            row[i] = value
+        out.append(row)
     return out
 
 
@@ -452,6 +489,9 @@ class StatementManager(models.Manager):
 
     def select_row(self, where: dict, *, for_update: bool = False):
         return select_one(self.model, where, for_update=for_update)
+
+    def select_values(self, names: tuple, where: dict, *, order_by: tuple = (), limit: int | None = None) -> list:
+        return select_values(self.model, names, where, order_by=order_by, limit=limit)
 
     def row_exists(self, where: dict) -> bool:
         return exists(self.model, where)

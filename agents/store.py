@@ -18,7 +18,7 @@ from django.db import transaction
 from agents.observability_services import ascore_save, aspans_save, spans_submit
 from django.utils import timezone
 
-from agents.models import Message, Run, Thread, ToolApproval, message_bookkeeping
+from agents.models import MESSAGE_FIELDS, Message, Run, Thread, ToolApproval, message_bookkeeping, message_dict
 from agents.runtime.errors import AgentConfigError, ToolApprovalError
 from agents.runtime.ids import MAX_RESOURCE_ID, MAX_RUN_ID, MAX_THREAD_ID, id_check
 from agents.runtime.storage import approval_hash, suspended_in_thread
@@ -47,9 +47,10 @@ def thread_row_get(resource_id: str, thread_id: str) -> Thread | None:
     return Thread.objects.select_row({"key": thread_key(resource_id, thread_id)})
 
 
-def _history_rows(key: str, limit: int | None) -> list[Message]:
-    """The last ``limit`` messages of the thread ``key`` (all with None), newest first."""
-    return Message.objects.select_rows({"thread_id": key}, order_by=("-id",), limit=limit)
+def _history(key: str, limit: int | None) -> list[dict]:
+    """The last ``limit`` messages of the thread ``key`` (all with None), oldest first, as served."""
+    rows = Message.objects.select_values(MESSAGE_FIELDS, {"thread_id": key}, order_by=("-id",), limit=limit)
+    return [message_dict(*row) for row in reversed(rows)]
 
 
 def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metadata: dict | None,
@@ -81,8 +82,7 @@ def thread_prepare(*, resource_id: str, thread_id: str, title: str | None, metad
     if thread is None or last_messages == 0:
         return shown, []
     limit = None if last_messages is None or last_messages is False else last_messages
-    history = [m.to_dict() for m in reversed(_history_rows(key, limit))]
-    return shown, history
+    return shown, _history(key, limit)
 
 
 def thread_save_pending(thread: Thread, now) -> None:
@@ -100,7 +100,7 @@ def thread_prepare_locked(thread: Thread, *, resource_id: str, thread_id: str, l
     if fresh or last_messages == 0:  # a thread created now has no messages yet
         return thread.to_dict(), []
     limit = None if last_messages is None or last_messages is False else last_messages
-    return thread.to_dict(), [m.to_dict() for m in reversed(_history_rows(thread.key, limit))]
+    return thread.to_dict(), _history(thread.key, limit)
 
 
 def messages_save(*, resource_id: str, thread_id: str, messages: list[dict]) -> list[dict]:

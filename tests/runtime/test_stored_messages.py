@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from agents.runtime.signal import create_signal, message_to_signal, render_signal
-from agents.runtime.stored_messages import (is_stored, signal_to_stored, stored_text, stored_to_signal,
+from agents.runtime.stored_messages import (is_stored, json_copy, signal_to_stored, stored_text, stored_to_signal,
                                             to_model_messages, to_stored_messages)
 
 AT = "2026-01-02T03:04:05+00:00"
@@ -149,3 +149,34 @@ def test_a_signal_read_back_from_jsonb_is_stored_with_its_attributes_in_the_xmls
     stored = to_stored_messages([message])[0]
     assert list(stored["content"]["metadata"]["signal"]["attributes"]) == ["source", "id", "kind"]
     assert to_model_messages([stored])[0]["content"] == message["content"]
+
+
+def test_stored_messages_are_copies_the_caller_can_change():
+    args = {"a": 2, "nested": {"list": [1, {"b": 3}]}}
+    stored = to_stored_messages([assistant([{**CALL, "args": args}])])[0]
+    stored["content"]["parts"][0]["toolInvocation"]["args"]["nested"]["list"][1]["b"] = 99
+    assert args == {"a": 2, "nested": {"list": [1, {"b": 3}]}}
+
+
+def test_json_copy_copies_json_data_deeply_and_anything_else_as_deepcopy_does():
+    import datetime
+
+    class Point:
+        def __init__(self, x):
+            self.x = x
+
+    when = datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc)
+    value = {"text": "x", "n": 1, "f": 1.5, "ok": True, "none": None, "list": [{"a": [1]}], "when": when,
+             "point": Point([1])}
+    copied = json_copy(value)
+    assert copied["list"] == [{"a": [1]}] and copied["list"] is not value["list"]
+    assert copied["list"][0]["a"] is not value["list"][0]["a"]
+    assert copied["when"] == when
+    assert copied["point"] is not value["point"] and copied["point"].x == [1] and copied["point"].x is not value["point"].x
+
+
+def test_json_copy_of_a_structure_that_holds_itself():
+    looped: dict = {"a": 1}
+    looped["self"] = looped
+    copied = json_copy(looped)
+    assert copied is not looped and copied["self"] is copied and copied["a"] == 1
