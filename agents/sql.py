@@ -100,9 +100,9 @@ def _concrete(model: type[models.Model]) -> tuple:
 @lru_cache(maxsize=64)
 def _insert_fields(model: type[models.Model]) -> tuple:
     """Per column of an insert: (field, name, attname, whether an absent value is the current time,
-    the type of the values it takes as they are or None: :data:`_PLAIN_FIELDS`)."""
+    the type of the values it takes as they are or None, whether it is a key: :func:`_plain_kind`)."""
     return tuple((f, f.name, f.attname, bool(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)),
-                  _PLAIN_FIELDS.get(type(f)))
+                  *_plain_kind(f))
                  for f in _concrete(model))
 
 
@@ -186,6 +186,11 @@ def _plain(field, value) -> bool:
 def _prep_save(field, value, db):
     if _plain(field, value):
         return value
+    return _prep_other(field, value, db)
+
+
+def _prep_other(field, value, db):
+    """:func:`_prep_save` of a value that is not plain for its field."""
     if type(value) is JsonText and isinstance(field, models.JSONField):
         return _json_param(value, db)
     if type(field) is models.JSONField and type(value) in (dict, list):
@@ -365,7 +370,7 @@ def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) 
 
 def _insert_params(fields: tuple, row: dict, now, db) -> list:
     params = []
-    for field, name, attname, stamped, plain in fields:
+    for field, name, attname, stamped, plain, key in fields:
         if name in row:
             value = row[name]
         elif attname in row:
@@ -374,9 +379,13 @@ def _insert_params(fields: tuple, row: dict, now, db) -> list:
             value = now
         else:
             value = field.get_default()
-        # _prep_save's first test, inlined: most columns hold plain values (ids, text, counts)
-        params.append(value if plain is not None and (value is None or type(value) is plain)
-                      else _prep_save(field, value, db))
+        # _prep_save's first test, inlined: most columns hold plain values (ids, text, counts, keys)
+        if plain is None:
+            params.append(_prep_other(field, value, db))
+        elif value is None or (type(value) is plain and not (key and value == "")):
+            params.append(value)
+        else:
+            params.append(_prep_save(field, value, db))
     return params
 
 
@@ -416,13 +425,19 @@ def _update_sql(vendor: str, model: type[models.Model], columns: tuple, shape: t
     return f"UPDATE {_quote(model._meta.db_table)} SET {sets} WHERE {_where(model, shape)}"
 
 
+@lru_cache(maxsize=64)
+def _auto_now(model: type[models.Model]) -> tuple:
+    """The names of ``model``'s ``auto_now`` fields."""
+    return tuple(f.name for f in model._meta.concrete_fields if getattr(f, "auto_now", False))
+
+
 def update(model: type[models.Model], where: dict, values: dict) -> int:
     """Set ``values`` on the rows matching ``where``; ``auto_now`` fields not in ``values`` take the
     current time (as ``Model.save`` does). Returns the number of rows changed."""
     values = dict(values)
-    for field in model._meta.concrete_fields:
-        if getattr(field, "auto_now", False) and field.name not in values:
-            values[field.name] = timezone.now()
+    for name in _auto_now(model):
+        if name not in values:
+            values[name] = timezone.now()
     db = _db()
     params = [_prep_save(model._meta.get_field(name), value, db) for name, value in values.items()]
     params += _where_params(model, where, db)
