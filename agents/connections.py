@@ -52,7 +52,7 @@ from django.conf import settings
 from django.db import (DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, close_old_connections,
                        connection, connections)
 
-from .worker_thread import worker_thread
+from .worker_thread import worker_call
 
 WORKER, POOL, LEASE, KEYED = "worker", "pool", "lease", "keyed"
 #: what a call raises while the database is unreachable (a periodic task skips its pass then: the next
@@ -77,7 +77,7 @@ def async_twin(func: Callable[..., Any], *, thread: str = WORKER) -> Callable[..
             persistent = persistent_connections()
             if _asgiref_chooses_thread():
                 return await (closing if persistent else plain)(*args, **kwargs)
-            return await worker_thread().call(closed_around if persistent else kept, *args, **kwargs)
+            return await worker_call(closed_around if persistent else kept, *args, **kwargs)
         return twin
     if thread == POOL:
         @functools.wraps(func)
@@ -249,8 +249,7 @@ def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> A
 
 
 def close_lease_connection() -> None:
-    """Close the database connections of the worker thread, the lease thread and the keyed threads
-    (a test run before it drops its database)."""
+    """Close the database connections of the lease thread and of the keyed threads (a test run
+    before it drops its database)."""
     for executor in ([_lease_executor] if _lease_executor is not None else []) + list(_keyed_executors):
         executor.submit(connections.close_all).result()
-    worker_thread().submit(connections.close_all).result()

@@ -156,19 +156,9 @@ def model_resilience():
 
 @pytest.fixture
 def hops(monkeypatch):
-    """Every hand-off from the event loop to a thread: ``async_twin``'s calls to the worker thread,
-    ``sync_to_async`` calls (Django's own, and ``async_twin``'s where asgiref places them) and
-    executor submissions."""
-    from agents.worker_thread import WorkerThread
-
+    """Every hand-off from the event loop to a thread: ``sync_to_async`` calls (``async_twin``
+    and Django's own) and executor submissions."""
     calls: list[str] = []
-    to_worker = WorkerThread.call
-
-    async def on_worker(self, func, *args, **kwargs):
-        calls.append(getattr(func, "__qualname__", repr(func)))
-        return await to_worker(self, func, *args, **kwargs)
-
-    monkeypatch.setattr(WorkerThread, "call", on_worker)
     call = SyncToAsync.__call__
 
     async def counted(self, *args, **kwargs):

@@ -1,6 +1,6 @@
 """The process's worker thread (``agents.worker_thread``): where async code's ``WORKER`` calls run,
-in order, with the caller's context, and where they do not go (under ``async_to_sync``, inside a
-``ThreadSensitiveContext``)."""
+in order, with the caller's context, on the thread of asgiref's thread-sensitive calls, and where
+they do not go (under ``async_to_sync``, inside a ``ThreadSensitiveContext``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import threading
 import time
 
 import pytest
-from asgiref.sync import ThreadSensitiveContext, async_to_sync
+from asgiref.sync import ThreadSensitiveContext, async_to_sync, sync_to_async
 from django.utils import translation
 
 from agents.connections import async_twin
-from agents.worker_thread import WorkerThread, worker_thread
 
 pytestmark = [pytest.mark.django_db(transaction=True)]  # a call's end looks at the thread's connection
 
@@ -26,17 +25,19 @@ def where() -> tuple[str, int]:
 
 
 def test_calls_from_the_event_loop_run_on_the_worker_thread_in_the_order_they_were_made():
+    """The thread of asgiref's thread-sensitive calls (Django's request signals, Channels' session
+    and user), one queue for all."""
     order: list[int] = []
 
-    def note(n: int) -> str:
+    def note(n: int) -> int:
         order.append(n)
-        return threading.current_thread().name
+        return threading.get_ident()
 
     async def main():
-        return await asyncio.gather(*(async_twin(note)(n) for n in range(50)))
+        return await asyncio.gather(*(async_twin(note)(n) for n in range(50))), await sync_to_async(where)()
 
-    names = asyncio.run(main())
-    assert set(names) == {"mastra-worker"}
+    idents, (_, asgirefs) = asyncio.run(main())
+    assert set(idents) == {asgirefs} and asgirefs != threading.get_ident()
     assert order == list(range(50))
 
 
@@ -171,20 +172,11 @@ def test_inside_a_thread_sensitive_context_a_call_runs_on_that_contexts_thread()
             second = await async_twin(where)()
         return first, second
 
+    async def outside():
+        return await async_twin(where)()
+
     first, second = asyncio.run(main())
-    assert first == second and first[0] != "mastra-worker"
-
-
-def test_sync_code_can_submit_to_the_worker_thread():
-    assert worker_thread().submit(lambda: threading.current_thread().name).result(10) == "mastra-worker"
-
-
-def test_stop_lets_the_calls_already_put_finish():
-    worker = WorkerThread(name="test-worker")
-    done: list[int] = []
-    futures = [worker.submit(lambda n=n: (time.sleep(0.01), done.append(n))) for n in range(3)]
-    worker.stop()
-    assert done == [0, 1, 2] and all(f.done() for f in futures)
+    assert first == second and first != asyncio.run(outside())
 
 
 def test_with_persistent_connections_a_connection_past_its_age_is_closed_around_the_call(settings, monkeypatch):
@@ -205,21 +197,3 @@ def test_with_persistent_connections_a_connection_past_its_age_is_closed_around_
 
     assert asyncio.run(main()) is True
 
-
-def test_a_forked_child_makes_its_own_worker_thread():
-    import os
-
-    parent = worker_thread()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its worker answers, and is not the parent's
-        try:
-            child = worker_thread()
-            name = child.submit(lambda: threading.current_thread().name).result(10)
-            os.write(write, f"{child is not parent} {name}".encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(pid, 0)
-    with os.fdopen(read) as answer:
-        assert answer.read() == "True mastra-worker"
