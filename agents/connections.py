@@ -70,7 +70,7 @@ def async_twin(func: Callable[..., Any], *, thread: str = WORKER) -> Callable[..
     module docstring). Usable as a decorator, on functions and methods."""
     if thread == WORKER:
         plain, closing = sync_to_async(_kept_open(func)), database_sync_to_async(func)
-        kept, closed_around = _kept_usable(func), _closed_around(func)
+        kept, closed_around = _kept_open(func, close_unusable=True), _closed_around(func)
 
         @functools.wraps(func)
         async def twin(*args: Any, **kwargs: Any) -> Any:
@@ -162,11 +162,17 @@ def _closed_around(func: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _kept_usable(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` on the process's worker thread, whose connection stays open from call to call (every
-    run of the process uses it; no request's end closes it there), but is closed after a call that
-    left it unusable (an error it did not survive, a transaction left open), as Django closes such a
-    connection at a request's end: the next call opens a new one."""
+def _kept_open(func: Callable[..., Any], *, close_unusable: bool = False) -> Callable[..., Any]:
+    """``func``, after which the calling thread's connection is marked as never too old: with
+    ``CONN_MAX_AGE = 0`` Django closes a connection at every request's start and end
+    (``close_old_connections``), and an API request's signals run on the worker thread, so each
+    request closed the connection every run of the process uses, and the next call opened a new
+    one (a sixth of the thread's time under load). A connection that failed and is no longer usable
+    is still closed there; with ``close_unusable`` (the worker thread's calls, which often run with
+    no request around them), one that the call left unusable (an error it did not survive, a
+    transaction left open) is closed right after the call, as Django closes it at a request's end:
+    the next call opens a new one. Not on a thread asgiref chose (under ``async_to_sync``), whose
+    connection may hold the caller's transaction."""
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
         _check_if_idle()
@@ -176,27 +182,8 @@ def _kept_usable(func: Callable[..., Any]) -> Callable[..., Any]:
             conn = connections[DEFAULT_DB_ALIAS]
             if conn.connection is not None:
                 conn.close_at = None  # never too old: with CONN_MAX_AGE = 0 it would be closed now
-                conn.close_if_unusable_or_obsolete()
-            _used.at = time.monotonic()
-    return call
-
-
-def _kept_open(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func``, after which the calling thread's connection is marked as never too old: with
-    ``CONN_MAX_AGE = 0`` Django closes a connection at every request's start and end
-    (``close_old_connections``), and an API request's sync work runs on this same worker thread, so
-    each request closed the connection every run of the process uses, and the next call opened a
-    new one (a sixth of the thread's time under load). A connection that failed and is no longer
-    usable is still closed there."""
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        _check_if_idle()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            conn = connections[DEFAULT_DB_ALIAS]
-            if conn.connection is not None:
-                conn.close_at = None
+                if close_unusable:
+                    conn.close_if_unusable_or_obsolete()
             _used.at = time.monotonic()
     return call
 

@@ -245,14 +245,7 @@ def _select_sql(vendor: str, model: type[models.Model], shape: tuple, order_by: 
 @lru_cache(maxsize=64)
 def _converters(vendor: str, model: type[models.Model]) -> list:
     """Per column: the backend's and the field's converters (what the ORM applies to a row)."""
-    db = _db()
-    out = []
-    for i, field in enumerate(model._meta.concrete_fields):
-        column = field.get_col(model._meta.db_table)
-        funcs = db.ops.get_db_converters(column) + field.get_db_converters(db)
-        if funcs:
-            out.append((i, column, funcs))
-    return out
+    return _field_converters(model._meta.concrete_fields, model._meta.db_table)
 
 
 def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limit: int | None = None,
@@ -265,27 +258,33 @@ def select(model: type[models.Model], where: dict, *, order_by: tuple = (), limi
         return []
     converters = _converters(db.vendor, model)
     names = _attnames(model)
-    out = []
-    for row in rows:
-        if converters:
-            row = list(row)
-            for i, column, funcs in converters:
-                value = row[i]
-                for func in funcs:
-                    value = func(value, column, db)
-                row[i] = value
-        out.append(model.from_db(db.alias, names, row))
-    return out
+    return [model.from_db(db.alias, names, _converted(row, converters, db) if converters else row) for row in rows]
+
+
+def _converted(row: tuple, converters: list, db) -> list:
+    """``row`` with each of ``converters``' columns converted (``(index, column, functions)``)."""
+    row = list(row)
+    for i, column, funcs in converters:
+        value = row[i]
+        for func in funcs:
+            value = func(value, column, db)
+        row[i] = value
+    return row
 
 
 @lru_cache(maxsize=64)
 def _values_converters(vendor: str, model: type[models.Model], names: tuple) -> list:
     """Per field of ``names``: the backend's and the field's converters (as :func:`_converters`)."""
+    return _field_converters([model._meta.get_field(name) for name in names], model._meta.db_table)
+
+
+def _field_converters(fields, table: str) -> list:
+    """``(index, column, functions)`` of each of ``fields`` (columns of ``table``) that the backend or
+    the field converts."""
     db = _db()
     out = []
-    for i, name in enumerate(names):
-        field = model._meta.get_field(name)
-        column = field.get_col(model._meta.db_table)
+    for i, field in enumerate(fields):
+        column = field.get_col(table)
         funcs = db.ops.get_db_converters(column) + field.get_db_converters(db)
         if funcs:
             out.append((i, column, funcs))
@@ -301,16 +300,7 @@ def select_values(model: type[models.Model], names: tuple, where: dict, *, order
     sql = _select_sql(db.vendor, model, _shape(where), tuple(order_by), limit, False, names)
     rows = execute(db, sql, _where_params(model, where, db), fetch="all")
     converters = _values_converters(db.vendor, model, names)
-    out = []
-    for row in rows:
-        row = list(row)
-        for i, column, funcs in converters:
-            value = row[i]
-            for func in funcs:
-                value = func(value, column, db)
-            row[i] = value
-        out.append(row)
-    return out
+    return [_converted(row, converters, db) for row in rows]
 
 
 @lru_cache(maxsize=64)
