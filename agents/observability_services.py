@@ -12,6 +12,7 @@ itself (:func:`aspans_save`).
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone as dt_timezone
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +23,7 @@ from django.utils.dateparse import parse_datetime
 from agents import sql
 from agents.batch_writer import BatchWriter, ProcessWriter
 from agents.connections import async_twin
+from agents.json_text import text_encoder
 from agents.observability import Score, TraceSpan
 
 
@@ -30,8 +32,8 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str)) if value is not None else None
 
 
-#: ``json.dumps(value, default=str)`` without building an encoder for each value
-_encode = json.JSONEncoder(default=str).encode
+#: ``json.dumps(value, default=str)``, from an encoder built once
+_encode = text_encoder()
 
 
 def _json_text(value: Any) -> sql.JsonText | None:
@@ -59,7 +61,7 @@ def span_rows(spans: list) -> list[dict]:
     """The rows (``{field: value}``, JSON fields encoded once: :class:`agents.sql.JsonText`) of one
     trace's finished spans (records, or the runtime's ``Span`` objects a run store queued), for
     :func:`agents.sql.insert`; each span gets the run id of its nearest ``agent_run`` span."""
-    spans = [s if isinstance(s, dict) else s.to_dict() for s in spans]
+    spans = [s if isinstance(s, dict) else _record(s) for s in spans]
     by_id = {s["span_id"]: s for s in spans}
 
     def run_of(span: dict) -> str:
@@ -75,9 +77,26 @@ def span_rows(spans: list) -> list[dict]:
                  run_id=run_of(s), name=s["name"][:255], type=s["type"][:32],
                  attributes=_json_text(s["attributes"]), metadata=_json_text(s["metadata"]),
                  input=_json_text(s.get("input")), output=_json_text(s.get("output")),
-                 error=_json_text(s.get("error")), started_at=_time(s["started_at"]),
-                 ended_at=_time(s.get("ended_at")), duration_ms=s.get("duration_ms"))
+                 error=_json_text(s.get("error")), started_at=_at(s["started_at"]),
+                 ended_at=_at(s.get("ended_at")), duration_ms=s.get("duration_ms"))
             for s in spans]
+
+
+def _record(span) -> dict:
+    """A runtime ``Span``'s record as :meth:`Span.to_dict` gives it, but its times as aware UTC
+    datetimes (the values the columns take) rather than their ISO text."""
+    ended = span.ended
+    return {"trace_id": span.trace_id, "span_id": span.span_id, "parent_span_id": span.parent_span_id,
+            "name": span.name, "type": span.type, "attributes": span.attributes, "metadata": span.metadata,
+            "input": span.input, "output": span.output, "error": span.error,
+            "started_at": datetime.fromtimestamp(span.started, dt_timezone.utc),
+            "ended_at": datetime.fromtimestamp(ended, dt_timezone.utc) if ended is not None else None,
+            "duration_ms": int((ended - span.started) * 1000) if ended is not None else None}
+
+
+def _at(value):
+    """A span record's time (ISO text, or already a datetime) as the column takes it."""
+    return value if value is None or isinstance(value, datetime) else parse_datetime(value)
 
 
 def spans_save(*, spans: list[dict]) -> int:

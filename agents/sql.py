@@ -37,6 +37,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
 from django.utils import timezone
 
+from agents.json_text import dumps
+
 UTC = dt_timezone.utc
 
 
@@ -195,6 +197,10 @@ def _prep_other(field, value, db):
         return _json_param(value, db)
     if type(field) is models.JSONField and type(value) in (dict, list):
         # what the field's ``get_db_prep_save`` comes to for a dict or a list, without its layers
+        # (``json.dumps(value, cls=field.encoder)``; without an encoder of the field's own, from
+        # one built once: ``agents.json_text``)
+        if field.encoder is None:
+            return _json_param(JsonText(dumps(value)), db)
         return db.ops.adapt_json_value(value, field.encoder)
     if type(field) is models.DateTimeField and value is None:
         return None

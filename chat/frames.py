@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
+from agents.json_text import dumps
 from agents.runtime.errors import MastraError
 from agents.runtime.json_input import InputError, json_decode
 
@@ -111,7 +112,7 @@ def chunk_text(chunk: dict) -> str:
     hit = _chunk_texts.get(key)
     if hit is not None and hit[0] is chunk:
         return hit[1]
-    text = json.dumps(chunk)
+    text = dumps(chunk)
     _chunk_texts[key] = (chunk, text)
     if len(_chunk_texts) > CHUNK_TEXTS:
         _chunk_texts.popitem(last=False)

@@ -8,13 +8,13 @@ asked to compare: one with a NUL character is refused before any handler runs (`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpResponse
 from rest_framework.views import APIView
 
 from agents.connections import async_twin
+from agents.json_text import dumps_compact
 from agents.access import Caller
 from agents.api.auth import CachedTokenAuthentication
 from agents.registry import get_mastra
@@ -31,7 +31,7 @@ def throttle_counters_in_memory() -> bool:
 
 def json_response(data: Any, status: int = 200) -> HttpResponse:
     """JSON with its ``Content-Length`` (no middleware sets it on the API's handler)."""
-    content = json.dumps(data, separators=(",", ":"), default=str).encode()
+    content = dumps_compact(data).encode()
     return HttpResponse(content, status=status, content_type="application/json",
                         headers={"Content-Length": str(len(content))})
 

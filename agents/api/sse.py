@@ -6,23 +6,20 @@ subscription)."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import AsyncIterator
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
+
+from agents.json_text import dumps_compact
 
 CONNECTED = b": connected\n\n"
 KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
 
 
-#: ``json.dumps(chunk, separators=(",", ":"), default=str)`` without an encoder built per event
-_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
-
-
 def sse_event(chunk: dict) -> bytes:
-    return b"data: " + _encode(chunk).encode() + b"\n\n"
+    return b"data: " + dumps_compact(chunk).encode() + b"\n\n"
 
 
 def keepalive_interval() -> float:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agents import observability_services
 from agents.observability import TraceSpan
 from agents.observability_services import spans_writer
 from agents.runtime import Agent, create_tool
@@ -44,16 +45,23 @@ def test_a_generate_without_memory_does_no_database_work_and_no_thread_hop(batch
 
 
 def test_the_span_records_are_made_on_the_writers_thread_unless_an_exporter_needs_them(batched, monkeypatch):
-    """The run queues its ``Span`` objects; their records (``to_dict``) are made by the writer's
-    thread. A registered exporter gets them made on the run's path, and the store the same trace."""
+    """The run queues its ``Span`` objects; their records (the store's rows, ``_record``) are made
+    by the writer's thread. A registered exporter gets them made (``to_dict``) on the run's path,
+    and the store the same trace."""
     made_on: list[str] = []
     to_dict = Span.to_dict
+    record = observability_services._record
 
     def recording(span):
         made_on.append(threading.current_thread().name)
         return to_dict(span)
 
+    def recording_row(span):
+        made_on.append(threading.current_thread().name)
+        return record(span)
+
     monkeypatch.setattr(Span, "to_dict", recording)
+    monkeypatch.setattr(observability_services, "_record", recording_row)
     agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step("one"), text_step("two")]))
     first = asyncio.run(agent.generate("hi"))
     assert made_on == []  # nothing made on the run's path
@@ -117,3 +125,27 @@ def test_traces_queued_before_a_clean_exit_are_all_stored(db_url_for_subprocess)
     assert done.returncode == 0, done.stderr[-3000:]
     assert TraceSpan.objects.filter(type="agent_run").values("trace_id").distinct().count() == 300
     assert TraceSpan.objects.count() == 600
+
+
+def test_the_rows_of_span_objects_are_the_rows_of_their_records():
+    """The writer's thread makes a queued ``Span``'s row without its ISO text (``_record``); the
+    row is the one its ``to_dict`` record gives, times to the microsecond included."""
+    from agents.runtime.tracing.spans import Trace
+
+    trace = Trace()
+    root = Span(trace, name="agent run: 'x'", type="agent_run", attributes={"run_id": "r1"}, input=[{"a": 1}])
+    child = root.create_child_span(name="step: 0", type="model_step", metadata={"m": [1, 2]})
+    tool = child.create_child_span(name="tool: t", type="tool_call")
+    child.end(output={"text": "hi"})
+    tool.end(error=ValueError("bad"))
+    root.end(output="hi")
+    for span, started, ended in ((root, 1796388410.9999995, 1796388411.25), (child, 1796388410.0000005, None),
+                                 (tool, 1798761599.9999996, 1798761600.0000004)):
+        span.started, span.ended = started, ended
+    rows = observability_services.span_rows(trace.spans)
+    assert rows == observability_services.span_rows([s.to_dict() for s in trace.spans])
+    assert [r["run_id"] for r in rows] == ["r1"] * 3
+    assert [(r["started_at"].isoformat(), r["ended_at"] and r["ended_at"].isoformat(), r["duration_ms"])
+            for r in rows] == [("2026-12-04T12:46:51+00:00", "2026-12-04T12:46:51.250000+00:00", 250),
+                               ("2026-12-04T12:46:50+00:00", None, None),
+                               ("2027-01-01T00:00:00+00:00", "2027-01-01T00:00:00+00:00", 0)]  # rounded up
