@@ -14,6 +14,10 @@ item and counts it; nothing else is lost silently:
 - drops are logged (the first, then every 1,000th) and reported to ``on_drop(count)`` from the
   writer's thread after its next batch.
 
+``on_idle()`` is called on the writer's thread when a batch leaves the queue empty, and when the
+thread stops (the stores close their connection there: kept while batches follow one another under
+load, closed once the writer has nothing to do).
+
 ``stats()`` gives the counters: submitted, written, failed, dropped, queued, batches, failed batches,
 the last error. A process forked after items were queued (a prefork worker) starts with an empty
 queue and a thread of its own: the parent writes its own items.
@@ -44,7 +48,7 @@ class BatchWriter:
 
     def __init__(self, name: str, write: Callable[[list], Any], *, max_queue: int = 8192, max_batch: int = 512,
                  interval_s: float = 1.0, on_failure: Callable[[list, BaseException], Any] | None = None,
-                 on_drop: Callable[[int], Any] | None = None):
+                 on_drop: Callable[[int], Any] | None = None, on_idle: Callable[[], Any] | None = None):
         if max_queue < 1 or max_batch < 1 or interval_s <= 0:
             raise ValueError("max_queue and max_batch must be at least 1, interval_s above 0")
         self.name = name
@@ -54,6 +58,7 @@ class BatchWriter:
         self.interval_s = interval_s
         self.on_failure = on_failure
         self.on_drop = on_drop
+        self.on_idle = on_idle
         self._reset()
         _writers.add(self)
 
@@ -157,6 +162,7 @@ class BatchWriter:
         while True:
             batch = self._take()
             if batch is None:
+                self._call(self.on_idle)
                 return
             error: BaseException | None = None
             try:
@@ -175,10 +181,13 @@ class BatchWriter:
                     self.last_error_at = time.time()
                 new_drops = self.dropped - self._drops_reported
                 self._drops_reported = self.dropped
+                idle = not self._queue
             if error is not None:
                 self._call(self.on_failure, batch, error)
             if new_drops:
                 self._call(self.on_drop, new_drops)
+            if idle:  # before the batch counts as done: a flush returns with the writer idle
+                self._call(self.on_idle)
             with self._cond:
                 self._done += len(batch)
                 self._cond.notify_all()

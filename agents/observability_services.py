@@ -115,16 +115,19 @@ def traces_save(traces: list[list[dict]]) -> int:
 
 
 def traces_save_on_own_connection(traces: list[list[dict]]) -> int:
-    """:func:`traces_save` from the writer's thread, on a connection closed after the batch."""
+    """:func:`traces_save` from the writer's thread, on a connection of its own: kept while batches
+    follow one another, closed when the writer goes idle (``on_idle``) and after a failed batch."""
     try:
         return traces_save(traces)
-    finally:
+    except BaseException:
         connections.close_all()  # this thread's connections only
+        raise
 
 
 _writer = ProcessWriter(lambda: BatchWriter(
     "trace-spans", traces_save_on_own_connection, max_queue=settings.MASTRA_TRACE_QUEUE,
-    max_batch=settings.MASTRA_TRACE_BATCH_SIZE, interval_s=settings.MASTRA_TRACE_INTERVAL_MS / 1000.0))
+    max_batch=settings.MASTRA_TRACE_BATCH_SIZE, interval_s=settings.MASTRA_TRACE_INTERVAL_MS / 1000.0,
+    on_idle=connections.close_all))
 
 
 def spans_writer() -> BatchWriter:

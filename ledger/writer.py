@@ -44,7 +44,7 @@ TOKENS = (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"),
 _writer = ProcessWriter(lambda: BatchWriter(
     "ledger", entries_write_on_own_connection, max_queue=settings.MASTRA_LEDGER_QUEUE,
     max_batch=settings.MASTRA_LEDGER_BATCH, interval_s=settings.MASTRA_LEDGER_INTERVAL_MS / 1000.0,
-    on_failure=failure_record, on_drop=drops_record))
+    on_failure=failure_record, on_drop=drops_record, on_idle=connections.close_all))
 
 
 def ledger_writer() -> BatchWriter:
@@ -146,13 +146,16 @@ def entries_write(records: list[dict]) -> int:
 
 
 def entries_write_on_own_connection(records: list[dict]) -> int:
-    """:func:`entries_write` from the writer's thread, on a connection of its own closed after
-    the batch (one batch a second at most, unless the queue fills faster: a connection is cheap
-    next to holding one per process idle, and a broken one never outlives its batch)."""
+    """:func:`entries_write` from the writer's thread, on a connection of its own: kept while
+    batches follow one another (under load a batch waits as the last is written, and opening a
+    connection for each was a tenth of the writer's time), closed when the writer goes idle
+    (``on_idle``: no connection held per idle process) and after a failed batch (a broken one never
+    outlives its batch)."""
     try:
         return entries_write(records)
-    finally:
+    except BaseException:
         connections.close_all()  # this thread's connections only
+        raise
 
 
 def process_name() -> str:

@@ -215,3 +215,43 @@ def test_bad_sizes_are_refused():
         BatchWriter("t", Sink(), max_queue=0)
     with pytest.raises(ValueError):
         BatchWriter("t", Sink(), interval_s=0)
+
+
+def test_on_idle_is_called_when_a_batch_leaves_the_queue_empty_and_when_the_thread_stops():
+    """Batches that follow one another (items waiting as the last is written) keep what the
+    writer holds open; ``on_idle`` comes once the queue is empty, before a flush returns."""
+    events: list = []
+    gate = threading.Event()
+    sink = Sink(gate)
+    writer = BatchWriter("t", lambda items: (sink(items), events.append(("write", list(items)))),
+                         max_batch=2, interval_s=3600, on_idle=lambda: events.append(("idle",)))
+    writer.submit(1)
+    writer.submit(2)  # a full batch: taken at once, held at the gate
+    assert sink.started.wait(5)
+    for n in (3, 4, 5):
+        writer.submit(n)
+    gate.set()
+    assert writer.flush(timeout=5)
+    assert events == [("write", [1, 2]), ("write", [3, 4]), ("write", [5]), ("idle",)]
+    writer.submit(6)
+    assert writer.flush(timeout=5)
+    assert events[4:] == [("write", [6]), ("idle",)]
+    assert writer.shutdown(timeout=5)
+    assert events[6:] == [("idle",)]  # the thread's end
+
+
+def test_a_failing_on_idle_is_logged_and_the_writer_goes_on(caplog):
+    sink = Sink()
+
+    def broken():
+        raise RuntimeError("cannot close")
+
+    writer = BatchWriter("t", sink, max_batch=10, interval_s=3600, on_idle=broken)
+    with caplog.at_level(logging.ERROR, logger="agents.batch_writer"):
+        writer.submit(1)
+        assert writer.flush(timeout=5)
+        writer.submit(2)
+        assert writer.flush(timeout=5)
+    assert sink.items == [1, 2]
+    assert [r.getMessage() for r in caplog.records] == ["t: broken failed"] * 2
+    writer.shutdown()

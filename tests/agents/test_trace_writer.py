@@ -149,3 +149,42 @@ def test_the_rows_of_span_objects_are_the_rows_of_their_records():
             for r in rows] == [("2026-12-04T12:46:51+00:00", "2026-12-04T12:46:51.250000+00:00", 250),
                                ("2026-12-04T12:46:50+00:00", None, None),
                                ("2027-01-01T00:00:00+00:00", "2027-01-01T00:00:00+00:00", 0)]  # rounded up
+
+
+def test_the_writer_keeps_its_connection_while_batches_follow_one_another(batched, monkeypatch):
+    """Batches written back to back (each trace its own batch here, queued while the first was
+    written) share one connection of the writer's thread; it is closed when the queue empties, and
+    the next batch opens another."""
+    from django.db.backends.signals import connection_created
+
+    opened: list = []
+
+    def created(sender, connection, **kwargs):
+        if threading.current_thread() is batched._thread:
+            opened.append(connection)
+
+    gate, held = threading.Event(), threading.Event()
+    save = batched.write
+
+    def gated(items):
+        held.set()
+        assert gate.wait(10)
+        return save(items)
+
+    monkeypatch.setattr(batched, "write", gated)
+    monkeypatch.setattr(batched, "max_batch", 1)
+    connection_created.connect(created)
+    try:
+        agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step(str(n)) for n in range(5)]))
+        asyncio.run(agent.generate("hi"))
+        assert held.wait(10)  # the first batch is being written: the next three queue behind it
+        for _ in range(3):
+            asyncio.run(agent.generate("hi"))
+        gate.set()
+        assert batched.flush(timeout=10)
+        assert (len(opened), TraceSpan.objects.count()) == (1, 8)
+        asyncio.run(agent.generate("hi"))  # after the writer went idle
+        assert batched.flush(timeout=10)
+        assert (len(opened), TraceSpan.objects.count()) == (2, 10)
+    finally:
+        connection_created.disconnect(created)

@@ -251,3 +251,60 @@ def test_a_celery_worker_process_that_ends_writes_what_its_ledger_writer_holds(l
     monkeypatch.setattr(ledger_on, "shutdown", lambda *a, **k: calls.append("shutdown"))
     worker_process_shutdown.send(sender=None, pid=1, exitcode=0)
     assert calls == ["shutdown"]
+
+
+def test_the_writer_keeps_its_connection_between_batches_and_drops_it_after_a_failure(ledger_on, monkeypatch):
+    """Batches written back to back share the writer thread's connection; it is closed when the
+    queue empties and after a batch that failed (a broken connection never outlives its batch)."""
+    import threading
+
+    from django.db.backends.signals import connection_created
+
+    opened: list = []
+
+    def created(sender, connection, **kwargs):
+        if threading.current_thread() is ledger_on._thread:
+            opened.append(connection)
+
+    gate, held = threading.Event(), threading.Event()
+    write = ledger_on.write
+    insert = sql.insert
+    fail = {"next": False}
+
+    def gated(items):
+        held.set()
+        assert gate.wait(10)
+        return write(items)
+
+    def maybe_broken(model, rows, **kwargs):
+        if model is LedgerEntry and fail["next"]:
+            fail["next"] = False
+            raise DatabaseError("disk full")
+        return insert(model, rows, **kwargs)
+
+    def record(run_id: str) -> dict:
+        return {"run_id": run_id, "agent_id": "a", "editor_version": None, "resource_id": "alice",
+                "thread_id": None, "channel": "chat", "provider": "openai", "model": "gpt-4o", "step_number": 0,
+                "usage": {"inputTokens": 1, "outputTokens": 1}, "latency_ms": 5, "at": datetime.now(timezone.utc)}
+
+    monkeypatch.setattr(ledger_on, "write", gated)
+    monkeypatch.setattr(ledger_on, "max_batch", 1)
+    monkeypatch.setattr(sql, "insert", maybe_broken)
+    connection_created.connect(created)
+    try:
+        step_record(record("r1"))
+        assert held.wait(10)
+        for run_id in ("r2", "r3", "r4"):
+            step_record(record(run_id))
+        gate.set()
+        assert ledger_on.flush(timeout=10)
+        assert (len(opened), LedgerEntry.objects.count()) == (1, 4)
+        fail["next"] = True
+        step_record(record("r5"))  # fails: its connection is closed; the failure is recorded on another
+        assert ledger_on.flush(timeout=10)
+        step_record(record("r6"))
+        assert ledger_on.flush(timeout=10)
+        assert LedgerEntry.objects.count() == 5
+        assert len(opened) == 4  # and r5's, the failure record's (r5's was closed), r6's
+    finally:
+        connection_created.disconnect(created)
