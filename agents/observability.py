@@ -41,7 +41,8 @@ class Score(models.Model):
 class TraceSpan(models.Model):
     """One finished span; a trace is the spans sharing a ``trace_id``."""
 
-    trace_id = models.CharField(max_length=32, db_index=True)
+    #: no index of its own: the unique constraint on (trace_id, span_id) serves a trace's lookups
+    trace_id = models.CharField(max_length=32)
     span_id = models.CharField(max_length=16)
     parent_span_id = models.CharField(max_length=16, blank=True, default="")
     #: the run the span belongs to (the nearest ``agent_run`` span's run)

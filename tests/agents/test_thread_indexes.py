@@ -1,7 +1,8 @@
 """The indexes of the thread tables, pinned: each a write pays for on every row, so none may repeat
 what another already serves (an index is usable by any lookup on a prefix of its columns). The
 thread's ``resource_id`` and the messages' and inputs' ``thread`` lost their own single-column
-indexes to that rule (migration ``agents.0014``, which drops them in place)."""
+indexes to that rule (migration ``agents.0014``, which drops them in place), and so did the trace
+spans' ``trace_id`` (``agents.0015``): two or more spans are written per run."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ EXPECTED = {
                       (("updated_at",), False)},
     "agents_message": {(("thread_id", "message_id"), True), (("thread_id", "id"), False)},
     "agents_threadinput": {(("thread_id", "input_id"), True), (("thread_id", "status", "id"), False)},
+    "agents_tracespan": {(("trace_id", "span_id"), True), (("run_id",), False), (("started_at",), False)},
 }
 
 
