@@ -21,6 +21,7 @@ from agents.observability_services import spans_writer
 from agents.runtime import Agent, create_tool
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 from agents.runtime.tracing import Span, add_trace_exporter, remove_trace_exporter
+from tests.writers import connections_opened, held_one_at_a_time
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,26 +156,8 @@ def test_the_writer_keeps_its_connection_while_batches_follow_one_another(batche
     """Batches written back to back (each trace its own batch here, queued while the first was
     written) share one connection of the writer's thread; it is closed when the queue empties, and
     the next batch opens another."""
-    from django.db.backends.signals import connection_created
-
-    opened: list = []
-
-    def created(sender, connection, **kwargs):
-        if threading.current_thread() is batched._thread:
-            opened.append(connection)
-
-    gate, held = threading.Event(), threading.Event()
-    save = batched.write
-
-    def gated(items):
-        held.set()
-        assert gate.wait(10)
-        return save(items)
-
-    monkeypatch.setattr(batched, "write", gated)
-    monkeypatch.setattr(batched, "max_batch", 1)
-    connection_created.connect(created)
-    try:
+    gate, held = held_one_at_a_time(batched, monkeypatch)
+    with connections_opened(batched) as opened:
         agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step(str(n)) for n in range(5)]))
         asyncio.run(agent.generate("hi"))
         assert held.wait(10)  # the first batch is being written: the next three queue behind it
@@ -186,5 +169,3 @@ def test_the_writer_keeps_its_connection_while_batches_follow_one_another(batche
         asyncio.run(agent.generate("hi"))  # after the writer went idle
         assert batched.flush(timeout=10)
         assert (len(opened), TraceSpan.objects.count()) == (2, 10)
-    finally:
-        connection_created.disconnect(created)

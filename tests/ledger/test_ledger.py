@@ -20,6 +20,7 @@ from agents.runtime.tracing import CHANNEL_KEY
 from ledger.models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 from agents import sql
 from ledger.writer import entries_write, step_record
+from tests.writers import connections_opened, held_one_at_a_time
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -256,25 +257,8 @@ def test_a_celery_worker_process_that_ends_writes_what_its_ledger_writer_holds(l
 def test_the_writer_keeps_its_connection_between_batches_and_drops_it_after_a_failure(ledger_on, monkeypatch):
     """Batches written back to back share the writer thread's connection; it is closed when the
     queue empties and after a batch that failed (a broken connection never outlives its batch)."""
-    import threading
-
-    from django.db.backends.signals import connection_created
-
-    opened: list = []
-
-    def created(sender, connection, **kwargs):
-        if threading.current_thread() is ledger_on._thread:
-            opened.append(connection)
-
-    gate, held = threading.Event(), threading.Event()
-    write = ledger_on.write
     insert = sql.insert
     fail = {"next": False}
-
-    def gated(items):
-        held.set()
-        assert gate.wait(10)
-        return write(items)
 
     def maybe_broken(model, rows, **kwargs):
         if model is LedgerEntry and fail["next"]:
@@ -287,11 +271,9 @@ def test_the_writer_keeps_its_connection_between_batches_and_drops_it_after_a_fa
                 "thread_id": None, "channel": "chat", "provider": "openai", "model": "gpt-4o", "step_number": 0,
                 "usage": {"inputTokens": 1, "outputTokens": 1}, "latency_ms": 5, "at": datetime.now(timezone.utc)}
 
-    monkeypatch.setattr(ledger_on, "write", gated)
-    monkeypatch.setattr(ledger_on, "max_batch", 1)
+    gate, held = held_one_at_a_time(ledger_on, monkeypatch)
     monkeypatch.setattr(sql, "insert", maybe_broken)
-    connection_created.connect(created)
-    try:
+    with connections_opened(ledger_on) as opened:
         step_record(record("r1"))
         assert held.wait(10)
         for run_id in ("r2", "r3", "r4"):
@@ -306,5 +288,3 @@ def test_the_writer_keeps_its_connection_between_batches_and_drops_it_after_a_fa
         assert ledger_on.flush(timeout=10)
         assert LedgerEntry.objects.count() == 5
         assert len(opened) == 4  # and r5's, the failure record's (r5's was closed), r6's
-    finally:
-        connection_created.disconnect(created)
