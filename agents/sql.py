@@ -150,6 +150,17 @@ def _json_param(value: JsonText, db):
     return str(value)
 
 
+def _json_value(value, db):
+    """A JSON field's parameter for ``value`` (a dict or a list) as the field makes it without an
+    encoder of its own (``json.dumps``), from ``agents.json_text``'s encoder: SQLite's text, or
+    PostgreSQL's jsonb parameter, which the driver dumps when it sends it."""
+    if db.vendor == "postgresql":
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value, dumps=dumps)
+    return dumps(value)
+
+
 #: :func:`_plain_kind` by the field's ``id`` (a field's own hash is a Python method, and this is
 #: looked up for every value written); each entry holds its field, whose id no other object can
 #: take while it lives
@@ -200,7 +211,7 @@ def _prep_other(field, value, db):
         # (``json.dumps(value, cls=field.encoder)``; without an encoder of the field's own, from
         # one built once: ``agents.json_text``)
         if field.encoder is None:
-            return _json_param(JsonText(dumps(value)), db)
+            return _json_value(value, db)
         return db.ops.adapt_json_value(value, field.encoder)
     if type(field) is models.DateTimeField and value is None:
         return None
