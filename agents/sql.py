@@ -99,12 +99,38 @@ def _concrete(model: type[models.Model]) -> tuple:
     return tuple(f for f in model._meta.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField)))
 
 
+#: a column absent from a row (its default, or the current time, is written)
+_ABSENT = object()
+
+
+def _absent_value(field) -> tuple:
+    """``(value, make)`` for a column a row leaves out: ``make`` (called for each row) when the
+    field's default is a callable or the database's own, else None and the ``value`` that
+    ``get_default`` always returns (a constant default, or the field's empty value)."""
+    if (field.has_default() and callable(field.default)) or field.has_db_default():
+        return None, field.get_default
+    return field.get_default(), None
+
+
+def _column_prep(field):
+    """The preparation of a value that is not plain for its column (:func:`_prep_other`, or its
+    path for the field's type, without the tests of the others)."""
+    if type(field) is models.DateTimeField:
+        return _prep_time
+    if type(field) is models.JSONField:
+        return _prep_json
+    return _prep_other
+
+
 @lru_cache(maxsize=64)
 def _insert_fields(model: type[models.Model]) -> tuple:
-    """Per column of an insert: (field, name, attname, whether an absent value is the current time,
-    the type of the values it takes as they are or None, whether it is a key: :func:`_plain_kind`)."""
-    return tuple((f, f.name, f.attname, bool(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)),
-                  *_plain_kind(f))
+    """Per column of an insert: (field, name, its attname when another key names it (a foreign
+    key's ``thread_id``) else None, whether an absent value is the current time, the absent value
+    or the callable that makes it (:func:`_absent_value`), the type of the values it takes as they
+    are or None and whether it is a key (:func:`_plain_kind`), the preparation of other values)."""
+    return tuple((f, f.name, f.attname if f.attname != f.name else None,
+                  bool(getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)),
+                  *_absent_value(f), *_plain_kind(f), _column_prep(f))
                  for f in _concrete(model))
 
 
@@ -225,14 +251,35 @@ def _prep_other(field, value, db):
     return field.get_db_prep_save(value, db)
 
 
+def _prep_time(field, value, db):
+    """:func:`_prep_other` of a ``DateTimeField``'s value."""
+    if value is None:
+        return None
+    if type(value) is datetime and value.tzinfo is UTC:
+        if db.vendor == "postgresql":
+            return value
+        if db.vendor == "sqlite" and db.timezone is UTC:
+            return str(value.replace(tzinfo=None))
+    return field.get_db_prep_save(value, db)
+
+
+def _prep_json(field, value, db):
+    """:func:`_prep_other` of a ``JSONField``'s value."""
+    kind = type(value)
+    if kind is JsonText:
+        return _json_param(value, db)
+    if (kind is dict or kind is list) and field.encoder is None:
+        return _json_value(value, db)
+    return _prep_other(field, value, db)
+
+
 def _prep_value(field, value, db):
     return value if _plain(field, value) else field.get_db_prep_value(value, db, prepared=False)
 
 
 def _where_params(model: type[models.Model], where: dict, db) -> list:
     params = []
-    for name, value in where.items():
-        field = model._meta.get_field(name)
+    for field, value in zip(_fields(model, tuple(where)), where.values()):
         if isinstance(value, (list, tuple, set, frozenset)):
             params.extend(_prep_value(field, v, db) for v in value)
         else:
@@ -377,22 +424,22 @@ def _insert_sql(vendor: str, model: type[models.Model], ignore_conflicts: bool) 
 
 def _insert_params(fields: tuple, row: dict, now, db) -> list:
     params = []
-    for field, name, attname, stamped, plain, key in fields:
-        if name in row:
-            value = row[name]
-        elif attname in row:
-            value = row[attname]
-        elif stamped:
-            value = now
-        else:
-            value = field.get_default()
+    append = params.append
+    get = row.get
+    for field, name, alt, stamped, absent, make, plain, key, prep in fields:
+        value = get(name, _ABSENT)
+        if value is _ABSENT:
+            if alt is not None:
+                value = get(alt, _ABSENT)
+            if value is _ABSENT:
+                value = now if stamped else absent if make is None else make()
         # _prep_save's first test, inlined: most columns hold plain values (ids, text, counts, keys)
         if plain is None:
-            params.append(_prep_other(field, value, db))
+            append(prep(field, value, db))
         elif value is None or (type(value) is plain and not (key and value == "")):
-            params.append(value)
+            append(value)
         else:
-            params.append(_prep_save(field, value, db))
+            append(_prep_save(field, value, db))
     return params
 
 
@@ -446,9 +493,16 @@ def update(model: type[models.Model], where: dict, values: dict) -> int:
         if name not in values:
             values[name] = timezone.now()
     db = _db()
-    params = [_prep_save(model._meta.get_field(name), value, db) for name, value in values.items()]
+    names = tuple(values)
+    params = [_prep_save(field, value, db) for field, value in zip(_fields(model, names), values.values())]
     params += _where_params(model, where, db)
-    return execute(db, _update_sql(db.vendor, model, tuple(values), _shape(where)), params)
+    return execute(db, _update_sql(db.vendor, model, names, _shape(where)), params)
+
+
+@lru_cache(maxsize=256)
+def _fields(model: type[models.Model], names: tuple) -> tuple:
+    """The fields ``names`` of ``model``."""
+    return tuple(model._meta.get_field(name) for name in names)
 
 
 def _instance_values(instance: models.Model, fields: list, db) -> list:
