@@ -29,7 +29,8 @@ compare-and-set). Anything else goes through the ORM.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
+from datetime import date, datetime, timezone as dt_timezone
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -119,6 +120,10 @@ def _column_prep(field):
         return _prep_time
     if type(field) is models.JSONField:
         return _prep_json
+    if type(field) is models.DateField:
+        return _prep_date
+    if type(field) is models.DecimalField:
+        return _prep_decimal
     return _prep_other
 
 
@@ -261,6 +266,21 @@ def _prep_time(field, value, db):
         if db.vendor == "sqlite" and db.timezone is UTC:
             return str(value.replace(tzinfo=None))
     return field.get_db_prep_save(value, db)
+
+
+def _prep_date(field, value, db):
+    """:func:`_prep_other` of a ``DateField``'s value: a date goes as the backend adapts it."""
+    if type(value) is date:
+        return db.ops.adapt_datefield_value(value)
+    return _prep_other(field, value, db)
+
+
+def _prep_decimal(field, value, db):
+    """:func:`_prep_other` of a ``DecimalField``'s value: a finite ``Decimal`` goes as the backend
+    adapts it (the field would make the same number again first)."""
+    if type(value) is Decimal and value.is_finite():
+        return db.ops.adapt_decimalfield_value(value, field.max_digits, field.decimal_places)
+    return _prep_other(field, value, db)
 
 
 def _prep_json(field, value, db):

@@ -3,7 +3,8 @@ database of the run (SQLite, or PostgreSQL in the PostgreSQL pass)."""
 
 import json
 import threading
-from datetime import timedelta
+from datetime import date, datetime, timedelta, timezone as dt_timezone
+from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError, OperationalError, connection, connections, transaction
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from agents import sql
 from agents.models import Message, Run, Thread, ThreadInput, ThreadLease
+from ledger.models import LedgerEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -254,6 +256,31 @@ def test_values_are_prepared_as_the_fields_prepare_them(model, name, value):
     mine, orm = sql._prep_save(field, value, connection), field.get_db_prep_save(value, connection)
     if hasattr(orm, "obj"):  # PostgreSQL's jsonb parameter: the value it wraps and how it dumps it
         assert (type(mine), mine.obj, mine.dumps(mine.obj)) == (type(orm), orm.obj, orm.dumps(orm.obj))
+    else:
+        assert (type(mine), mine) == (type(orm), orm)
+
+
+@pytest.mark.parametrize("model, name, value", [
+    (LedgerEntry, "day", date(2026, 12, 5)),
+    (LedgerEntry, "day", None),
+    (LedgerEntry, "cost", Decimal("0.0000012345")),
+    (LedgerEntry, "cost", Decimal("0E-10")),
+    (LedgerEntry, "cost", None),
+    (LedgerEntry, "created_at", datetime(2026, 12, 5, 19, 22, 33, 149099, tzinfo=dt_timezone.utc)),
+    (LedgerEntry, "created_at", datetime(2026, 12, 5, 20, 22, 33, tzinfo=dt_timezone(timedelta(hours=1)))),
+    (ThreadInput, "signal", {"type": "user", "contents": "hi"}),
+    (ThreadInput, "signal", sql.JsonText('{"type": "user"}')),
+    (Message, "content", []),
+], ids=["date", "no-date", "decimal", "zero-decimal", "no-decimal", "utc-time", "other-zone", "json", "json-text",
+        "empty-list"])
+def test_an_inserts_columns_prepare_values_as_the_fields_do(model, name, value):
+    """The preparation an insert's plan holds for a column (``sql._column_prep``) gives what the
+    field's ``get_db_prep_save`` gives (JSON text: the value it encodes)."""
+    field = model._meta.get_field(name)
+    mine = sql._column_prep(field)(field, value, connection)
+    orm = field.get_db_prep_save(json.loads(value) if type(value) is sql.JsonText else value, connection)
+    if hasattr(orm, "obj"):  # PostgreSQL's jsonb parameter: what it sends
+        assert (type(mine), mine.dumps(mine.obj)) == (type(orm), orm.dumps(orm.obj))
     else:
         assert (type(mine), mine) == (type(orm), orm)
 
