@@ -244,15 +244,8 @@ def _prep_other(field, value, db):
         if field.encoder is None:
             return _json_value(value, db)
         return db.ops.adapt_json_value(value, field.encoder)
-    if type(field) is models.DateTimeField and value is None:
-        return None
-    if type(field) is models.DateTimeField and type(value) is datetime and value.tzinfo is UTC:
-        # what the backends make of an aware UTC time (the stamps the hot path writes): PostgreSQL's
-        # driver takes it as it is; SQLite stores the text of its naive form in the connection's zone
-        if db.vendor == "postgresql":
-            return value
-        if db.vendor == "sqlite" and db.timezone is UTC:
-            return str(value.replace(tzinfo=None))
+    if type(field) is models.DateTimeField:
+        return _prep_time(field, value, db)
     return field.get_db_prep_save(value, db)
 
 
@@ -261,6 +254,8 @@ def _prep_time(field, value, db):
     if value is None:
         return None
     if type(value) is datetime and value.tzinfo is UTC:
+        # what the backends make of an aware UTC time (the stamps the hot path writes): PostgreSQL's
+        # driver takes it as it is; SQLite stores the text of its naive form in the connection's zone
         if db.vendor == "postgresql":
             return value
         if db.vendor == "sqlite" and db.timezone is UTC:
