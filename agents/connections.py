@@ -235,6 +235,16 @@ def _on_own_connection(func: Callable[..., Any], *args: Any, **kwargs: Any) -> A
         _used.at = time.monotonic()
 
 
+def connection_checked() -> None:
+    """Close this thread's connection when it no longer answers (``is_usable``: a ``SELECT 1`` on
+    PostgreSQL); the next query opens a new one. For a background writer's thread, whose connection
+    is kept between its batches while they follow one another: the server may have closed it
+    meanwhile (a restart), and a batch must not fail for that."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    if conn.connection is not None and not conn.is_usable():
+        conn.close()
+
+
 def close_lease_connection() -> None:
     """Close the database connections of the lease thread and of the keyed threads (a test run
     before it drops its database)."""

@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 
 from agents import sql
 from agents.batch_writer import BatchWriter, ProcessWriter
-from agents.connections import async_twin
+from agents.connections import async_twin, connection_checked
 from agents.json_text import text_encoder
 from agents.observability import Score, TraceSpan
 
@@ -116,7 +116,9 @@ def traces_save(traces: list[list[dict]]) -> int:
 
 def traces_save_on_own_connection(traces: list[list[dict]]) -> int:
     """:func:`traces_save` from the writer's thread, on a connection of its own: kept while batches
-    follow one another, closed when the writer goes idle (``on_idle``) and after a failed batch."""
+    follow one another (checked first: :func:`agents.connections.connection_checked`), closed when
+    the writer goes idle (``on_idle``) and after a failed batch."""
+    connection_checked()
     try:
         return traces_save(traces)
     except BaseException:

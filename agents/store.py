@@ -325,7 +325,7 @@ class DjangoStore:
     def queue_spans(self, spans: list) -> bool:
         """With ``MASTRA_TRACE_BATCH`` (the default), queue a finished trace's ``Span`` objects on
         the process's trace writer and return True: no I/O here, and the writer's thread makes
-        their records (``Span.to_dict``), off the run's path. False when the trace should be
+        their rows, off the run's path. False when the trace should be
         stored now (:meth:`save_spans`)."""
         if not settings.MASTRA_TRACE_BATCH:
             return False

@@ -27,6 +27,7 @@ from django.db import connection, connections, transaction
 
 from agents import sql
 from agents.batch_writer import BatchWriter, ProcessWriter
+from agents.connections import connection_checked
 
 from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure
 from .prices import step_cost
@@ -150,7 +151,9 @@ def entries_write_on_own_connection(records: list[dict]) -> int:
     batches follow one another (under load a batch waits as the last is written, and opening a
     connection for each was a tenth of the writer's time), closed when the writer goes idle
     (``on_idle``: no connection held per idle process) and after a failed batch (a broken one never
-    outlives its batch)."""
+    outlives its batch). A kept connection is checked first (the server may have closed it
+    meanwhile: :func:`agents.connections.connection_checked`)."""
+    connection_checked()
     try:
         return entries_write(records)
     except BaseException:

@@ -11,9 +11,11 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from agents import observability_services
 from agents.observability import TraceSpan
@@ -169,3 +171,39 @@ def test_the_writer_keeps_its_connection_while_batches_follow_one_another(batche
         asyncio.run(agent.generate("hi"))  # after the writer went idle
         assert batched.flush(timeout=10)
         assert (len(opened), TraceSpan.objects.count()) == (2, 10)
+
+
+def test_a_kept_connection_the_server_closed_meanwhile_is_replaced_before_the_batch(batched, monkeypatch):
+    """PostgreSQL: the connection the writer keeps between batches is checked before each batch
+    (``agents.connections.connection_checked``); one the server ended is replaced, and the batch is
+    written, not failed."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a server that ends connections: PostgreSQL (runs in the PostgreSQL pass)")
+    from django.db import connections
+
+    gate, held = held_one_at_a_time(batched, monkeypatch)
+    gated = batched.write
+    backend, ended = [], threading.Event()
+
+    def ending_the_kept_connection(items):
+        if backend == [] and connections["default"].connection is not None:  # the second batch
+            backend.append(connections["default"].connection.info.backend_pid)
+            assert ended.wait(10)
+        return gated(items)
+
+    monkeypatch.setattr(batched, "write", ending_the_kept_connection)
+    failed = batched.stats()["failed"]
+    with connections_opened(batched) as opened:
+        agent = Agent(id="plain", instructions="x", model=ScriptedModel([text_step("one"), text_step("two")]))
+        asyncio.run(agent.generate("hi"))
+        assert held.wait(10)
+        asyncio.run(agent.generate("hi"))  # queued behind the first: its batch finds the connection kept
+        gate.set()
+        deadline = time.monotonic() + 10
+        while not backend and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", backend)
+        ended.set()
+        assert batched.flush(timeout=10)
+    assert (TraceSpan.objects.count(), batched.stats()["failed"] - failed, len(opened)) == (4, 0, 2)

@@ -4,8 +4,8 @@ sync or async). A run's spans are exported once, when the run that opened the tr
 whose options say ``export=False`` (``telemetry={"is_enabled": False}``) goes to the store only.
 
 A store that queues traces for a background writer (the site's, ``queue_spans``) takes the
-``Span`` objects themselves: their records (``Span.to_dict``) are made on the writer's thread, so
-that a run with no exporter registered makes none on its path."""
+``Span`` objects themselves: their rows are made on the writer's thread, so that a run with no
+exporter registered makes no record (``Span.to_dict``) on its path."""
 
 from __future__ import annotations
 
