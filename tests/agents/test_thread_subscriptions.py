@@ -275,6 +275,40 @@ async def test_resume_after_seq_while_live_chunks_arrive_during_the_backlog_read
     assert [c["seq"] for c in got] == list(range(5, full[-1]["seq"] + 1))
 
 
+async def test_subscriber_joining_a_run_before_its_first_chunk_gets_that_run_only():
+    """A subscriber that finds the thread's run started in this process but not yet streaming (the
+    run registered, its catch-up of the event log not done) is owed that run's chunks, not the
+    thread's earlier runs: the catch-up must not take it for a subscriber behind the thread."""
+    from agents.runtime.threads import get_thread_runtime
+
+    agent = make_agent(delay=10)
+    first = await agent.send_message("before", resource_id=R, thread_id=T)
+    await bounded(first.output.get_full_output())
+    await wait_idle(R, T)
+    subscriptions = get_thread_runtime().subscriptions
+    catch_up = subscriptions.catch_up
+    registered, proceed = asyncio.Event(), asyncio.Event()
+
+    async def paused(key, last_seq):
+        registered.set()
+        await proceed.wait()
+        return await catch_up(key, last_seq)
+
+    subscriptions.catch_up = paused
+    try:
+        sending = asyncio.ensure_future(agent.send_message("a\nb\nc", resource_id=R, thread_id=T))
+        await bounded(registered.wait())
+        sub = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+        proceed.set()
+        r = await bounded(sending)
+    finally:
+        subscriptions.catch_up = catch_up
+    got = await collect(sub)
+    assert got[0]["type"] == "start" and got[0]["runId"] == r.run_id
+    assert {c["runId"] for c in got} == {r.run_id}
+    assert texts_by_run(got) == {r.run_id: "echo: a\necho: b\necho: c"}
+
+
 async def test_subscriber_joining_while_a_run_starts_sees_the_whole_run():
     agent = make_agent(delay=10)
     first = await agent.send_message("before", resource_id=R, thread_id=T)

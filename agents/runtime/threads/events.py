@@ -288,6 +288,8 @@ class ActiveRun:
         self.run_id = run_id
         self.token = token
         self.seq = last_seq
+        #: the thread's last seq before this run: a subscriber that joins the run is owed what follows
+        self.base_seq = last_seq
         #: the seqs up to here may be handed out before they are logged (None: no limit, a store
         #: that reserves nothing)
         self.reserved = reserved_seq

@@ -222,6 +222,8 @@ class Subscriptions:
         self.by_key.setdefault(key, set()).add(sub)
         first = self.runs.get(key)
         early = list(first.chunks) if first is not None else []  # the local run's chunks so far
+        if first is not None and after_seq is None:
+            sub.last_seq = first.base_seq  # joining that run: owed its chunks, not earlier runs'
         await self.listen(key)
         if after_seq is not None:
             sub.last_seq = after_seq
@@ -239,6 +241,11 @@ class Subscriptions:
                 sub.accept(chunk)
         local = self.runs.get(key)
         if local is not None:
+            if after_seq is None and first is None:
+                # the run started while we registered: its chunks are what this subscriber is owed,
+                # also before the first of them (its catch-up of the log must not take the
+                # subscriber for one behind the thread and hand it the thread's earlier runs)
+                sub.last_seq = max(sub.last_seq, local.base_seq)
             if after_seq is not None and local.final is None:
                 sub.set_active_run_id(local.run_id)
             for chunk in (local.chunks if after_seq is None else [c for c in local.chunks if c["seq"] > sub.last_seq]):
