@@ -40,6 +40,7 @@ Each twin names the thread its calls run on:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import threading
 import time
@@ -137,13 +138,29 @@ def _check_if_idle() -> None:
     _used.at = now
 
 
+#: the context variable that holds what ``AsyncToSync.executors`` (an asgiref ``Local``) stores in a
+#: context, when asgiref keeps it so (None otherwise: every check reads the ``Local``)
+_EXECUTORS_VAR = getattr(getattr(AsyncToSync.executors, "_storage", None), "_data", None)
+if not isinstance(_EXECUTORS_VAR, contextvars.ContextVar):
+    _EXECUTORS_VAR = None
+
+
+def _executor_current() -> bool:
+    """Whether ``async_to_sync`` placed a current-thread executor in this context (asgiref's own
+    check). A context where the ``Local`` stores nothing has none: told without the ``Local``'s
+    lookup, whose miss costs an exception (8 µs against 0.1)."""
+    if _EXECUTORS_VAR is not None and _EXECUTORS_VAR.get(None) is None:
+        return False
+    return getattr(AsyncToSync.executors, "current", None) is not None
+
+
 def _asgiref_chooses_thread() -> bool:
     """Whether a thread-sensitive call made here goes where asgiref places it rather than to the
     process's worker thread (:mod:`agents.worker_thread`): under ``async_to_sync`` (it runs on the
     calling thread, whose connection holds a test's transaction or a command's work), inside a
     ``ThreadSensitiveContext`` (the thread of a request of Django's own handler: the site's pages)
     or on an event loop ``async_to_sync`` made."""
-    return (getattr(AsyncToSync.executors, "current", None) is not None
+    return (_executor_current()
             or SyncToAsync.thread_sensitive_context.get(None) is not None
             or (AsyncToSync.loop_thread_executors and asyncio.get_running_loop() in AsyncToSync.loop_thread_executors))
 

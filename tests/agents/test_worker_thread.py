@@ -13,6 +13,7 @@ import pytest
 from asgiref.sync import ThreadSensitiveContext, async_to_sync, sync_to_async
 from django.utils import translation
 
+from agents import connections
 from agents.connections import async_twin
 
 pytestmark = [pytest.mark.django_db(transaction=True)]  # a call's end looks at the thread's connection
@@ -161,6 +162,33 @@ def test_under_async_to_sync_a_call_runs_on_the_calling_thread():
         return await async_twin(where)()
 
     assert async_to_sync(main)()[1] == threading.get_ident()
+
+
+def test_after_async_to_sync_ended_inside_a_sync_call_the_callers_calls_go_to_the_worker_thread():
+    """``async_to_sync`` leaves asgiref's ``Local`` of executors holding None in the caller's context
+    once it returns: the check reads the ``Local`` there (not the empty context's shortcut) and
+    still finds no executor."""
+    async def nothing():
+        return None
+
+    def nested():
+        async_to_sync(nothing)()
+
+    async def main():
+        assert connections._EXECUTORS_VAR.get(None) is None  # the shortcut's case
+        await sync_to_async(nested)()
+        assert connections._EXECUTORS_VAR.get(None) is not None  # the Local's case
+        return await async_twin(where)(), await sync_to_async(where)()
+
+    (_, ident), (_, asgirefs) = contextvars.Context().run(asyncio.run, main())  # a context of nothing
+    assert ident == asgirefs != threading.get_ident()
+
+
+def test_the_executor_check_reads_asgirefs_context_variable():
+    """The shortcut of the check holds for the installed asgiref (its ``Local`` keeps a context
+    variable): an asgiref that changes that falls back to reading the ``Local`` on every call, and
+    this says so."""
+    assert isinstance(connections._EXECUTORS_VAR, contextvars.ContextVar)
 
 
 def test_inside_a_thread_sensitive_context_a_call_runs_on_that_contexts_thread():
