@@ -1,6 +1,7 @@
 # The two commands: `make run` (install what running needs and run the site, embedded default) and
 # `make test` (install the test extras too and run the whole suite). Both create .venv on first use;
 # each install has its own stamp, so `make test` after `make run` adds the test extras.
+# the interpreter of .venv: one built with optimizations runs the site faster (docs/deployment.md#sizing)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
