@@ -9,13 +9,14 @@ Cases (N sequential calls each, after warm-up calls):
   d  ``generate`` with a three-step tool loop (tool call, tool call, text), no memory; the tool is
      a pure sync function marked ``quick`` (it runs on the event loop, as Mastra's does)
 
-Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb. The script sets up
-Django itself: ``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is
-set (no SQL query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite
-file, migrated quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU
-list keeps this process on one CPU, ``mastra_site.cpu_affinity``), and so do
-``MASTRA_GC_YOUNG_OBJECTS`` and ``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``).
-Timings are wall clock: run it on an otherwise idle machine.
+Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
+case: case, n, median_ms, p95_ms, per_s, max_rss_mb. The script sets up Django itself:
+``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is set (no SQL
+query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite file, migrated
+quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU list keeps this
+process on one CPU, ``mastra_site.cpu_affinity``), and so do ``MASTRA_GC_YOUNG_OBJECTS`` and
+``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``). Timings are wall clock: run
+it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -142,6 +143,9 @@ def parse_args(argv=None):
 def main(argv=None) -> None:
     args = parse_args(argv)
     tmpdir = setup_django()
+    from bench.machine import print_machine
+
+    print_machine()  # pinned by now, as the calls will be
     try:
         asyncio.run(main_async(args))
     finally:

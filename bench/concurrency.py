@@ -26,7 +26,8 @@ with its own ``node`` as ``bench/http_api.py`` does), with the same agent: an Op
 ``lastMessages: 10``, a tool ``ping``, the same lag timer (a 10 ms ``setInterval``). The same
 clients measure it the same way, after this project's daphne, against the same mock process.
 
-Prints one JSON line per server and repetition (``server``: django or mastra):
+Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
+server and repetition (``server``: django or mastra):
   completed              the finishes seen by the subscribers (target: every run)
   framework_p50/p99/max_ms  the framework's own time between two model steps of a run: from the
                          moment the mock finished answering step k to the moment it received the
@@ -383,6 +384,9 @@ def main() -> None:
     # run as a script, bench/ is sys.path[0]: the project's root must come first (bench.http_api)
     sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from bench.http_api import DjangoServer, free_port
+    from bench.machine import print_machine
+
+    print_machine()
 
     mock_port = free_port()
     context = multiprocessing.get_context("spawn")

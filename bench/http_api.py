@@ -27,10 +27,12 @@ Cases (keep-alive HTTP/1.1 connections, one per client, from this process):
             ``workflow_run`` failures, each a new delivery id, to a low-priority endpoint (stored,
             coalesced per repository, no run woken) for ``--seconds``: deliveries/s, p50 / p99.
 
-Each case prints one JSON line (server, case, n, per_s, p50_ms, p99_ms, rss_mb of the server after
-the case, max_rss_mb; for generate and send also cpu_ms, the server's CPU time per answered request,
-and steal_pct, the machine's CPU steal meanwhile). With both servers, one ``ratio`` line per case: django / mastra requests/s (and
-p99 latencies). Timings are wall clock on a shared machine: the load generator runs here too.
+A first line is on the machine and interpreter (``bench/machine.py``). Each case prints one JSON
+line (server, case, n, per_s, p50_ms, p99_ms, rss_mb of the server after the case, max_rss_mb; for
+generate and send also cpu_ms, the server's CPU time per answered request, and steal_pct, the
+machine's CPU steal meanwhile). With both servers, one ``ratio`` line per case: django / mastra
+requests/s (and p99 latencies). Timings are wall clock on a shared machine: the load generator runs
+here too.
 """
 
 from __future__ import annotations
@@ -469,6 +471,10 @@ def main() -> None:
     parser.add_argument("--cases", default="generate,sse,send")
     parser.add_argument("--mastra-dir", type=Path, default=DEFAULT_MASTRA_DIR)
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from bench.machine import print_machine
+
+    print_machine()
     cases = [c for c in args.cases.split(",") if c]
     results = {}
     for name in args.servers.split(","):

@@ -32,9 +32,9 @@ Each database is measured by a process of its own (``--phase measure``), the cas
   dispatch_1000                ``dispatch_due_notifications`` of 1,000 due records (a fresh batch each
                                round, over 50 threads)
 
-Prints one JSON line per case and database (p50, p95 in ms), then one per case comparing them
-(``full_over_empty``: the ratio of the p50s; the target is at most 1.5, and the admin pages' p95 under
-300 ms full).
+Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
+case and database (p50, p95 in ms), then one per case comparing them (``full_over_empty``: the ratio
+of the p50s; the target is at most 1.5, and the admin pages' p95 under 300 ms full).
 
 Concurrency: ``bench/concurrency.py`` measures the other axis, many runs at once rather than much
 data: one daphne process, 500 concurrent three-step tool-loop runs on 500 subscribed threads against a
@@ -372,6 +372,10 @@ def main(argv=None) -> None:
             print(json.dumps(line))
         return
 
+    sys.path.insert(0, str(ROOT))
+    from bench.machine import print_machine
+
+    print_machine()
     names = {"empty": "mastra_scale_empty", "full": "mastra_scale_full"}
     if not (args.reuse and all(database_exists(args.database_url, name) for name in names.values())):
         for label, name in names.items():

@@ -27,7 +27,8 @@ Cases:
 keeps it on one CPU, ``mastra_site.cpu_affinity``), and so do ``MASTRA_GC_YOUNG_OBJECTS`` and
 ``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``).
 
-Prints one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
+Prints a first line on the machine and interpreter (``bench/machine.py``) before the local cases (c,
+fanout), then one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
 """
 
 from __future__ import annotations
@@ -459,6 +460,9 @@ def main(argv=None) -> None:
     local = [c for c in args.cases if c not in ("race", "sqlpg")]
     if local:
         tmpdir = setup_django(None, None)
+        from bench.machine import print_machine
+
+        print_machine()  # pinned by now, as the local cases will be
         try:
             async def run_local():
                 for case in local:

@@ -18,10 +18,11 @@ chunks received against expected, and each server's RSS (current and peak, ``/pr
 
 The servers run with ``DEBUG=false`` (as deployed) unless ``DEBUG`` is set. The database is a
 temporary SQLite file unless ``--database-url`` names one (it is migrated); the ``redis`` case needs
-one (PostgreSQL: the site refuses SQLite under several processes). Besides
-the figures over every subscriber, ``local_*`` are those of the subscribers on the process that
-runs their thread's run and ``remote_*`` those of the subscribers on the other one (the chunks
-came through the channel layer). Prints one JSON line per case.
+one (PostgreSQL: the site refuses SQLite under several processes). Besides the figures over every
+subscriber, ``local_*`` are those of the subscribers on the process that runs their thread's run and
+``remote_*`` those of the subscribers on the other one (the chunks came through the channel layer).
+Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
+case.
 """
 
 from __future__ import annotations
@@ -277,6 +278,10 @@ def main() -> None:
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from bench.machine import print_machine
+
+    print_machine()
     workdir = Path(tempfile.mkdtemp(prefix="bench-ws-"))
     try:
         for case in args.cases.split(","):

@@ -1,0 +1,62 @@
+"""The machine and interpreter a bench ran on, as one JSON line that a bench prints before its cases.
+
+    .venv/bin/python bench/machine.py
+
+A bench's figures depend on both as much as on the code: the same checkout measured on two
+machines of the same kind differed by a factor of three, and on one machine by a factor of 1.3 between
+a CPython built with pyenv's defaults and Debian's (``docs/deployment.md``, "Sizing"). The line says
+which, so that two runs can be compared, or not. Its ``loop_us`` tells interpreters and machines
+apart; it does not predict the benches' figures (on one machine the loop took twice as long on one
+interpreter as on the other, and the calls the same time within 7 %):
+
+  case          ``machine``
+  python        the interpreter's version, and ``executable``: the file it runs from
+  cpu           the processor's model name (``/proc/cpuinfo``; None where the system has none)
+  cpus          the machine's CPUs, and ``cpus_allowed``: those the bench's own process may run on
+                (``bench/agent_overhead.py`` and ``bench/signals.py`` print the line after
+                ``MASTRA_CPU_AFFINITY`` pinned them; the servers the other benches start pin
+                themselves)
+  loop_us       ``sum(range(1000))`` in microseconds on this interpreter, the best of five
+                repetitions, as ``python3 -m timeit "sum(range(1000))"`` reports it
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import timeit
+from pathlib import Path
+
+
+def cpu_model() -> str | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "model name":
+            return value.strip()
+    return None
+
+
+def loop_us(number: int = 2_000, repeat: int = 5) -> float:
+    """``sum(range(1000))`` in microseconds, the best of ``repeat`` timings of ``number`` loops."""
+    best = min(timeit.repeat("sum(range(1000))", number=number, repeat=repeat))
+    return round(best / number * 1e6, 2)
+
+
+def machine() -> dict:
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    return {"case": "machine", "python": platform.python_version(), "executable": sys.executable,
+            "cpu": cpu_model(), "cpus": os.cpu_count(), "cpus_allowed": allowed, "loop_us": loop_us()}
+
+
+def print_machine() -> None:
+    print(json.dumps(machine()), flush=True)
+
+
+if __name__ == "__main__":
+    print_machine()
