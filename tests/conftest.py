@@ -157,8 +157,18 @@ def model_resilience():
 @pytest.fixture
 def hops(monkeypatch):
     """Every hand-off from the event loop to a thread: ``sync_to_async`` calls (``async_twin``
-    and Django's own) and executor submissions."""
+    and Django's own), calls to the worker thread (``async_twin``'s, named by their function) and
+    executor submissions."""
+    from agents import connections
+
     calls: list[str] = []
+    worker_call = connections.worker_call
+
+    async def on_worker(func, *args, **kwargs):
+        calls.append(getattr(func, "__qualname__", repr(func)))
+        return await worker_call(func, *args, **kwargs)
+
+    monkeypatch.setattr(connections, "worker_call", on_worker)
     call = SyncToAsync.__call__
 
     async def counted(self, *args, **kwargs):

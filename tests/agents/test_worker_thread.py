@@ -141,6 +141,31 @@ def test_a_call_cancelled_while_running_finishes_and_its_result_is_dropped():
     assert ran == ["slow"]
 
 
+def test_a_call_that_outlives_its_callers_loop_ends_quietly_and_the_thread_serves_the_next_loop():
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def slow() -> str:
+        started.set()
+        release.wait(10)
+        ended.set()
+        return "late"
+
+    async def give_up():
+        task = asyncio.ensure_future(async_twin(slow)())
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        task.cancel()  # asyncio.run closes its loop with the call still running
+
+    asyncio.run(give_up())
+    release.set()
+    assert ended.wait(10)
+
+    async def next_loop():
+        return await async_twin(where)()
+
+    assert asyncio.run(next_loop())[1] != threading.get_ident()
+
+
 def test_async_to_sync_inside_a_call_runs_on_the_callers_loop():
     async def loop_of_coroutine():
         return asyncio.get_running_loop()
