@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/scale.py [--database-url postgres://postgres@127.0.0.1:5432/postgres]
         [--threads 10000] [--resources 1000] [--messages 1000000] [--events 2000000]
-        [--notifications 100000] [--spans 1000000] [--rounds 30] [--keep] [--reuse]
+        [--notifications 100000] [--spans 1000000] [--rounds 30] [--passes 2] [--keep] [--reuse]
 
 Two databases are made on the server the URL names, ``mastra_scale_empty`` and ``mastra_scale_full``,
 migrated, and given the same measured fixtures: an operator (staff, with an API token) whose resource
@@ -15,8 +15,10 @@ the ledger's row of its step with the daily sums), ``--spans`` trace spans over 
 databases; ``--reuse`` measures databases kept by an earlier run (after a code change: migrations are
 applied, the fill is not repeated).
 
-Each database is measured by a process of its own (``--phase measure``), the cases in this order,
-``--rounds`` calls each after two warm-up calls:
+Each database is measured ``--passes`` times, each pass by a process of its own (``--phase
+measure``), the passes alternated so that a machine whose speed drifts during the run weighs on both
+databases alike (empty, full, then full, empty, and so on); each pass makes the cases in this order,
+``--rounds`` calls each after two warm-up calls, on rows of its own (a fresh thread each call):
 
   generate_10 / generate_100   ``generate`` on a memory thread (``Memory(last_messages=10)``) holding 10
                                / 100 messages (a fresh thread each round), the offline model
@@ -33,8 +35,9 @@ Each database is measured by a process of its own (``--phase measure``), the cas
                                round, over 50 threads)
 
 Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
-case and database (p50, p95 in ms), then one per case comparing them (``full_over_empty``: the ratio
-of the p50s; the target is at most 1.5, and the admin pages' p95 under 300 ms full).
+case and database (p50, p95 in ms over the calls of every pass, and each pass's p50), then one per
+case comparing them (``full_over_empty``: the ratio of the p50s; the target is at most 1.5, and the
+admin pages' p95 under 300 ms full).
 
 Concurrency: ``bench/concurrency.py`` measures the other axis, many runs at once rather than much
 data: one daphne process, 500 concurrent three-step tool-loop runs on 500 subscribed threads against a
@@ -110,8 +113,8 @@ def database_exists(server_url: str, name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
 
 
-def fixtures(rounds: int) -> None:
-    """The measured rows, the same in both databases."""
+def fixtures(calls: int) -> None:
+    """The measured rows, the same in both databases: ``calls`` threads of each kind."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -119,8 +122,8 @@ def fixtures(rounds: int) -> None:
     user = get_user_model().objects.create_superuser(OPERATOR, "", "bench-password")
     Token.objects.create(user=user)
     with connection.cursor() as cursor:
-        threads = [(f"t10-{i}", 10) for i in range(rounds + 2)] + [(f"t100-{i}", 100) for i in range(rounds + 2)]
-        threads += [(f"idle-{i}", 2) for i in range(rounds + 2)] + [(LONG, LONG_MESSAGES)]
+        threads = [(f"t10-{i}", 10) for i in range(calls)] + [(f"t100-{i}", 100) for i in range(calls)]
+        threads += [(f"idle-{i}", 2) for i in range(calls)] + [(LONG, LONG_MESSAGES)]
         threads += [(f"inbox-{i}", 0) for i in range(DISPATCH_THREADS)]
         for thread_id, messages in threads:
             thread_rows(cursor, OPERATOR, thread_id, messages)
@@ -226,9 +229,14 @@ def fill(args) -> dict:
     return {"fill_s": round(time.perf_counter() - started, 1), **counts}
 
 
+def fixture_rounds(args) -> int:
+    """Measured calls (warm-up included) the fixtures serve, each on rows of its own: every pass's."""
+    return (args.rounds + 2) * args.passes
+
+
 def prepare(args, name: str, full: bool) -> dict | None:
     setup_django(database_url(args.database_url, name))
-    fixtures(args.rounds)
+    fixtures(fixture_rounds(args))
     return fill(args) if full else None
 
 
@@ -244,12 +252,17 @@ def measure(args) -> list[dict]:
     from rest_framework.authtoken.models import Token
 
     from agents.memory import Memory
+    from agents.models import Thread
     from agents.runtime import Agent
     from agents.runtime.testing import drain_thread_runtime
     from agents.runtime.threads import get_thread_runtime
     from chat.snapshot import thread_snapshot_build
     from inbox.dispatcher import dispatch_due_notifications
 
+    offset = args.pass_index * (args.rounds + 2)  # this pass's rows
+    if not Thread.objects.filter(resource_id=OPERATOR, thread_id=f"idle-{offset + args.rounds + 1}").exists():
+        sys.exit(f"the database holds no fixtures for pass {args.pass_index + 1} ({args.rounds} rounds a pass): "
+                 "the kept databases were made for fewer passes or rounds (run without --reuse)")
     user = get_user_model().objects.get(username=OPERATOR)
     token = Token.objects.get(user=user).key
     api = Client(HTTP_AUTHORIZATION=f"Token {token}")
@@ -267,11 +280,10 @@ def measure(args) -> list[dict]:
         samples = []
         for i in range(rounds + 2):
             started = time.perf_counter()
-            call(i)
+            call(offset + i)
             if i >= 2:
                 samples.append((time.perf_counter() - started) * 1000)
-        results.append({"case": case, "n": len(samples), "p50_ms": round(statistics.median(samples), 2),
-                        "p95_ms": round(percentile(samples, 0.95), 2)})
+        results.append({"case": case, "samples_ms": [round(sample, 3) for sample in samples]})
 
     def generate(prefix: str):
         def call(i: int) -> None:
@@ -338,7 +350,7 @@ def run_phase(args, phase: str, name: str, extra: list[str] | None = None) -> li
     command = [sys.executable, __file__, "--phase", phase, "--database-url", args.database_url, "--name", name,
                "--rounds", str(args.rounds), "--threads", str(args.threads), "--resources", str(args.resources),
                "--messages", str(args.messages), "--events", str(args.events), "--spans", str(args.spans),
-               "--notifications", str(args.notifications), *(extra or [])]
+               "--notifications", str(args.notifications), "--passes", str(args.passes), *(extra or [])]
     out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
     if out.returncode:
         sys.exit(f"{phase} on {name} failed:\n{out.stderr[-4000:]}")
@@ -356,11 +368,15 @@ def main(argv=None) -> None:
     parser.add_argument("--notifications", type=int, default=100_000)
     parser.add_argument("--spans", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--passes", type=int, default=2, help="measures of each database, alternated (default 2)")
     parser.add_argument("--keep", action="store_true", help="keep both databases")
     parser.add_argument("--reuse", action="store_true", help="measure databases kept by an earlier run")
     parser.add_argument("--phase", choices=("prepare-empty", "prepare-full", "measure"), help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
+    parser.add_argument("--pass-index", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rounds < 1 or args.passes < 1:
+        parser.error("--rounds and --passes must be at least 1")
 
     if args.phase == "prepare-empty" or args.phase == "prepare-full":
         filled = prepare(args, args.name, full=args.phase == "prepare-full")
@@ -384,17 +400,25 @@ def main(argv=None) -> None:
             for line in run_phase(args, f"prepare-{label}", name):
                 print(json.dumps(line), flush=True)
     try:
-        measured = {}
-        for label, name in names.items():
-            measured[label] = run_phase(args, "measure", name)
-            for line in measured[label]:
-                print(json.dumps({"db": label, **line}), flush=True)
-        full = {line["case"]: line for line in measured["full"]}
-        for line in measured["empty"]:
-            other = full[line["case"]]
-            print(json.dumps({"case": line["case"], "empty_p50_ms": line["p50_ms"], "full_p50_ms": other["p50_ms"],
-                              "full_p95_ms": other["p95_ms"],
-                              "full_over_empty": round(other["p50_ms"] / line["p50_ms"], 2)}), flush=True)
+        samples: dict[str, dict[str, list[list[float]]]] = {label: {} for label in names}
+        for index in range(args.passes):  # empty, full; then full, empty; ...
+            for label in (names if index % 2 == 0 else list(names)[::-1]):
+                for line in run_phase(args, "measure", names[label], ["--pass-index", str(index)]):
+                    samples[label].setdefault(line["case"], []).append(line["samples_ms"])
+        summary = {}
+        for label, cases in samples.items():
+            for case, passes in cases.items():
+                every = [sample for one in passes for sample in one]
+                summary[label, case] = {
+                    "db": label, "case": case, "n": len(every), "p50_ms": round(statistics.median(every), 2),
+                    "p95_ms": round(percentile(every, 0.95), 2),
+                    "pass_p50_ms": [round(statistics.median(one), 2) for one in passes]}
+                print(json.dumps(summary[label, case]), flush=True)
+        for case in samples["empty"]:
+            empty, full = summary["empty", case], summary["full", case]
+            print(json.dumps({"case": case, "empty_p50_ms": empty["p50_ms"], "full_p50_ms": full["p50_ms"],
+                              "full_p95_ms": full["p95_ms"],
+                              "full_over_empty": round(full["p50_ms"] / empty["p50_ms"], 2)}), flush=True)
     finally:
         if not args.keep:
             for name in names.values():
