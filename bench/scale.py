@@ -229,14 +229,14 @@ def fill(args) -> dict:
     return {"fill_s": round(time.perf_counter() - started, 1), **counts}
 
 
-def fixture_rounds(args) -> int:
-    """Measured calls (warm-up included) the fixtures serve, each on rows of its own: every pass's."""
-    return (args.rounds + 2) * args.passes
+def pass_calls(args) -> int:
+    """Calls of a case in one pass (two warm-up calls, then ``--rounds``), each on rows of its own."""
+    return args.rounds + 2
 
 
 def prepare(args, name: str, full: bool) -> dict | None:
     setup_django(database_url(args.database_url, name))
-    fixtures(fixture_rounds(args))
+    fixtures(pass_calls(args) * args.passes)  # every pass's rows
     return fill(args) if full else None
 
 
@@ -259,7 +259,7 @@ def measure(args) -> list[dict]:
     from chat.snapshot import thread_snapshot_build
     from inbox.dispatcher import dispatch_due_notifications
 
-    offset = args.pass_index * (args.rounds + 2)  # this pass's rows
+    offset = args.pass_index * pass_calls(args)  # this pass's rows
     if not Thread.objects.filter(resource_id=OPERATOR, thread_id=f"idle-{offset + args.rounds + 1}").exists():
         sys.exit(f"the database holds no fixtures for pass {args.pass_index + 1} ({args.rounds} rounds a pass): "
                  "the kept databases were made for fewer passes or rounds (run without --reuse)")
