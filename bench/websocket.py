@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/websocket.py [--cases memory,redis] [--subscribers 1000] [--threads 100]
         [--chunks 200] [--interval-ms 50] [--redis-url redis://127.0.0.1:6379/2] [--database-url URL]
+        [--client-processes 2]
 
 Cases:
   memory  one daphne process (``daphne mastra_site.asgi:application``), the in-memory channel layer.
@@ -16,6 +17,15 @@ chunk minus that time (same machine, same clock): it covers the runtime, the eve
 layer, daphne and the client's own reading. Reports p50 / p99 / max over every chunk × subscriber,
 chunks received against expected, and each server's RSS (current and peak, ``/proc``).
 
+The subscribers are aiohttp websockets (its compiled frame reader) in ``--client-processes``
+processes, each with the subscribers of its share of the threads, connected before any run starts;
+once connected, a process's objects are frozen out of the garbage collector's full walks. A client
+whose event loop runs late delays every chunk it reads as much, so ``client_lag_p50_ms`` /
+``client_lag_p99_ms`` say how late the clients' loops woke from a 10 ms sleep during the runs: a
+chunk's latency beyond that is the servers'. (With one client process of the ``websockets``
+library, 1,000 sockets and 20,000 frames a second, its loop woke 150 to 220 ms late at p99 on a
+2-vCPU machine, most of the chunks' p99 then.)
+
 The servers run with ``DEBUG=false`` (as deployed) unless ``DEBUG`` is set. The database is a
 temporary SQLite file unless ``--database-url`` names one (it is migrated); the ``redis`` case needs
 one (PostgreSQL: the site refuses SQLite under several processes). Besides the figures over every
@@ -29,7 +39,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -46,7 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENT_ID = "clock"
 #: handshakes in flight at once (daphne drops a socket its application has not accepted in 5 s)
 CONNECTING = int(os.environ.get("BENCH_CONNECTING", "20"))
-STAMP = re.compile(rb'"type": "text-delta".*?"text": "t([0-9.]+);"')
+STAMP = re.compile(r'"type": "text-delta".*?"text": "t([0-9.]+);"')
 
 _mastra = None
 
@@ -153,10 +165,10 @@ def rss_mb(pid: int) -> tuple[float, float]:
 
 
 # -- clients ----------------------------------------------------------------------------------------
-async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, go: asyncio.Event,
+async def subscriber(session, url: str, origin: str, ready: asyncio.Event, go: asyncio.Event,
                      starter: bool, latencies: list[float], counts: dict, connecting: asyncio.Semaphore,
                      local: list[float], remote: list[float] | None = None) -> None:
-    import websockets
+    import aiohttp
 
     def settled(key: str) -> None:
         counts[key] += 1
@@ -165,9 +177,9 @@ async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, g
 
     try:
         async with connecting:  # a connection ramp: at most CONNECTING handshakes at a time
-            ws = await websockets.connect(url, origin=origin, additional_headers={"Cookie": f"sessionid={cookie}"},
-                                          max_size=None, open_timeout=120, ping_interval=None)
-            snapshot = json.loads(await ws.recv())
+            ws = await session.ws_connect(url, origin=origin, max_msg_size=0, autoping=False,
+                                          timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=10))
+            snapshot = json.loads((await ws.receive()).data)
             assert snapshot["type"] == "snapshot", snapshot
     except Exception:
         settled("refused")
@@ -176,65 +188,129 @@ async def subscriber(url: str, origin: str, cookie: str, ready: asyncio.Event, g
     async with ws:
         await go.wait()
         if starter:
-            await ws.send(json.dumps({"type": "send-message", "message": "tick"}))
-        async for raw in ws:
+            await ws.send_str(json.dumps({"type": "send-message", "message": "tick"}))
+        async for message in ws:
             now = time.time()
-            data = raw if isinstance(raw, bytes) else raw.encode()
+            if message.type is not aiohttp.WSMsgType.TEXT:
+                counts["errors"] += 1
+                continue
+            data = message.data
             match = STAMP.search(data)
             if match:
                 latencies.append(now - float(match.group(1)))
                 (local if remote is None else remote).append(latencies[-1])
                 counts["received"] += 1
-            elif b'"type": "finish"' in data:
+            elif '"type": "finish"' in data:
                 return
-            elif b'"type": "error"' in data:
+            elif '"type": "error"' in data:
                 counts["errors"] += 1
 
 
-async def run_clients(args, ports: list[int], cookie: str) -> dict:
-    latencies: list[float] = []
-    # the subscribers on the process that runs their thread's run, and those on another one
-    local: list[float] = []
-    remote: list[float] = []
-    per_thread = args.subscribers // args.threads
-    counts = {"received": 0, "errors": 0, "connected": 0, "refused": 0, "expected_subscribers": per_thread * args.threads}
-    ready, go = asyncio.Event(), asyncio.Event()
-    connecting = asyncio.Semaphore(CONNECTING)
-    tasks = []
+def run_clients(args, ports: list[int], cookie: str) -> dict:
+    """The subscribers, in ``--client-processes`` processes (each thread's in one of them); once all
+    are connected, the runs start together; every process's figures merged."""
+    context = multiprocessing.get_context("fork")  # before any event loop of this process
+    processes = max(1, args.client_processes)
+    connected = context.Barrier(processes + 1)
+    results = context.Queue()
+    prefix = f"bench-{os.getpid()}"
+    workers = [context.Process(target=client_process, args=(args, ports, cookie, prefix, k, processes, connected, results))
+               for k in range(processes)]
     started = time.monotonic()
-    for t in range(args.threads):
-        thread_id = f"bench-{os.getpid()}-{t}"
-        for s in range(per_thread):
-            port = ports[(t + s) % len(ports)]  # the run is on ports[t % len(ports)] (``s == 0`` starts it)
-            url = f"ws://127.0.0.1:{port}/ws/agents/{AGENT_ID}/threads/{thread_id}/"
-            tasks.append(asyncio.ensure_future(subscriber(url, f"http://127.0.0.1:{port}", cookie, ready, go, s == 0,
-                                                          latencies, counts, connecting, local,
-                                                          remote if port != ports[t % len(ports)] else None)))
-    await asyncio.wait_for(ready.wait(), timeout=600)
+    for worker in workers:
+        worker.start()
+    connected.wait(timeout=600)
     connect_s = time.monotonic() - started
-    go.set()
-    run_started = time.monotonic()
-    done, pending = await asyncio.wait(tasks, timeout=args.chunks * args.interval_ms / 1000 * 3 + 120)
-    for task in pending:
-        task.cancel()
-    failures = [t.exception() for t in done if t.exception() is not None]
-    latencies.sort()
-    local.sort()
-    remote.sort()
+    parts = [results.get(timeout=args.chunks * args.interval_ms / 1000 * 3 + 300) for _ in workers]
+    for worker in workers:
+        worker.join(30)
+    failed = [part["error"] for part in parts if "error" in part]
+    if failed:
+        raise SystemExit(f"a client process failed: {failed[0]}")
+    merged: dict = {key: sorted(value for part in parts for value in part[key])
+                    for key in ("latencies", "local", "remote", "lags")}
+    counts = {key: sum(part[key] for part in parts) for key in ("received", "errors", "refused", "unfinished", "failures")}
+    latencies, local, remote = merged["latencies"], merged["local"], merged["remote"]
 
     def pick(q: float, values: list[float] = latencies) -> float | None:
         return round(values[min(len(values) - 1, int(q * (len(values) - 1)))] * 1000, 1) if values else None
-    return {"connect_s": round(connect_s, 2), "run_s": round(time.monotonic() - run_started, 2),
+    return {"connect_s": round(connect_s, 2), "run_s": max(part["run_s"] for part in parts),
             "received": counts["received"], "expected": args.subscribers // args.threads * args.threads * args.chunks,
-            "errors": counts["errors"], "refused": counts["refused"], "unfinished": len(pending),
-            "client_failures": len(failures),
+            "errors": counts["errors"], "refused": counts["refused"], "unfinished": counts["unfinished"],
+            "client_failures": counts["failures"],
             "p50_ms": pick(0.5), "p99_ms": pick(0.99),
             "max_ms": round(latencies[-1] * 1000, 1) if latencies else None,
             "mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else None,
             "local_p50_ms": pick(0.5, local), "local_p99_ms": pick(0.99, local),
             # the subscribers that hear the run through the channel layer (the other process)
             "remote_received": len(remote), "remote_p50_ms": pick(0.5, remote), "remote_p99_ms": pick(0.99, remote),
-            "remote_max_ms": round(remote[-1] * 1000, 1) if remote else None}
+            "remote_max_ms": round(remote[-1] * 1000, 1) if remote else None,
+            # how late the clients' own event loops woke (a 10 ms sleep in a loop): time a chunk
+            # waited in a client, not in a server
+            "client_processes": processes,
+            "client_lag_p50_ms": pick(0.5, merged["lags"]), "client_lag_p99_ms": pick(0.99, merged["lags"])}
+
+
+def client_process(args, ports, cookie, prefix, index, processes, connected, results) -> None:
+    try:
+        results.put(asyncio.run(client_share(args, ports, cookie, prefix, index, processes, connected)))
+    except BaseException as error:  # the parent stops waiting: at the barrier, or for this result
+        connected.abort()
+        results.put({"error": repr(error)})
+        raise
+
+
+async def client_share(args, ports, cookie, prefix, index, processes, connected) -> dict:
+    """The subscribers of every ``processes``-th thread from ``index``, in this process."""
+    import aiohttp
+
+    latencies: list[float] = []
+    # the subscribers on the process that runs their thread's run, and those on another one
+    local: list[float] = []
+    remote: list[float] = []
+    per_thread = args.subscribers // args.threads
+    threads = range(index, args.threads, processes)
+    counts = {"received": 0, "errors": 0, "connected": 0, "refused": 0, "expected_subscribers": per_thread * len(threads)}
+    ready, go = asyncio.Event(), asyncio.Event()
+    connecting = asyncio.Semaphore(max(1, CONNECTING // processes))
+    tasks = []
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar(),
+                                    headers={"Cookie": f"sessionid={cookie}"})
+    async with session:
+        for t in threads:
+            thread_id = f"{prefix}-{t}"
+            for s in range(per_thread):
+                port = ports[(t + s) % len(ports)]  # the run is on ports[t % len(ports)] (``s == 0`` starts it)
+                url = f"ws://127.0.0.1:{port}/ws/agents/{AGENT_ID}/threads/{thread_id}/"
+                tasks.append(asyncio.ensure_future(subscriber(session, url, f"http://127.0.0.1:{port}", ready, go,
+                                                              s == 0, latencies, counts, connecting, local,
+                                                              remote if port != ports[t % len(ports)] else None)))
+        if tasks:
+            await asyncio.wait_for(ready.wait(), timeout=600)
+        # what is connected stays: out of the collector's full walks (a client's pause is a chunk's delay)
+        gc.collect()
+        gc.freeze()
+        await asyncio.get_running_loop().run_in_executor(None, connected.wait)
+        go.set()
+        run_started = time.monotonic()
+        lags: list[float] = []
+
+        async def lag_sampler() -> None:
+            while True:
+                before = time.monotonic()
+                await asyncio.sleep(0.01)
+                lags.append(time.monotonic() - before - 0.01)
+
+        sampler = asyncio.ensure_future(lag_sampler())
+        done, pending = (await asyncio.wait(tasks, timeout=args.chunks * args.interval_ms / 1000 * 3 + 120)
+                         if tasks else (set(), set()))
+        sampler.cancel()
+        for task in pending:
+            task.cancel()
+    return {"latencies": latencies, "local": local, "remote": remote, "lags": lags,
+            "received": counts["received"], "errors": counts["errors"], "refused": counts["refused"],
+            "unfinished": len(pending), "failures": sum(1 for t in done if t.exception() is not None),
+            "run_s": round(time.monotonic() - run_started, 2)}
 
 
 def run_case(args, case: str, workdir: Path) -> dict:
@@ -252,7 +328,7 @@ def run_case(args, case: str, workdir: Path) -> dict:
             procs.append((start_daphne(env, port, log), port, log))
         for proc, port, log in procs:
             wait_listening(port, proc, log)
-        result = asyncio.run(run_clients(args, ports, cookie))
+        result = run_clients(args, ports, cookie)
         rss = [rss_mb(proc.pid) for proc, _, _ in procs]
     finally:
         for proc, _, _ in procs:
@@ -277,6 +353,7 @@ def main() -> None:
     parser.add_argument("--interval-ms", type=float, default=50.0)
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--client-processes", type=int, default=2)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from bench.machine import print_machine
