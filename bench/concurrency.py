@@ -40,6 +40,11 @@ server and repetition (``server``: django or mastra):
   lag_p99/max_ms         the event-loop lag inside daphne while the runs were going: a task of
                          this module (started when ``BENCH_LAG_FILE`` is set) sleeps 10 ms in a
                          loop and records how late it woke. Target: p99 < 20 ms
+  server_cpu_s, cpu_ms_per_run  the server's CPU time (every thread, ``/proc``) from the first
+                         send-message to the last ``finish``, and that per completed run (its
+                         send, three steps, the tool call and the end; its subscriber's stream):
+                         the framework's own work, which the gaps above add the waits to (on a
+                         busy process a step's gap is mostly its turn behind other runs' work)
   rss_mb, max_rss_mb     the server's resident memory after the runs, and its peak (``/proc``)
 
 and with both servers one ``ratio`` line per repetition: each figure as [django, mastra].
@@ -210,7 +215,7 @@ def percentiles(values: list[float], prefix: str) -> dict:
 
 
 async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, runs: int) -> dict:
-    from bench.http_api import Connection
+    from bench.http_api import Connection, cpu_s
 
     threads = [f"conc-{uuid.uuid4().hex[:12]}" for _ in range(runs)]
     sent_at: dict[str, float] = {}
@@ -271,6 +276,7 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
 
     began = time.monotonic()
     began_wall = time.time()
+    began_cpu = cpu_s(server.proc.pid)
     await asyncio.gather(*(sender() for _ in range(SENDERS)))
     sent_s = time.monotonic() - began
     try:
@@ -279,6 +285,7 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
         pass
     wall_s = time.monotonic() - began
     ended_wall = time.time()
+    server_cpu_s = cpu_s(server.proc.pid) - began_cpu
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -308,6 +315,8 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
     runs = [finished_at[t] - sent_at[t] for t in finished_at]
     result = {"runs": len(threads), "completed": len(finished_at), "refused": len(refused),
               "errors": len(errors), "sent_s": round(sent_s, 2), "wall_s": round(wall_s, 2),
+              "server_cpu_s": round(server_cpu_s, 2),
+              "cpu_ms_per_run": round(server_cpu_s * 1000 / max(1, len(finished_at)), 2),
               "steps": sum(len(stats["answered"].get(f"ping {t}", {})) for t in threads), "gaps": len(gaps),
               **percentiles(gaps, "framework"), **percentiles(wakes, "wake"), **percentiles(tails, "tail"),
               **percentiles(runs, "run"), "lag_samples": len(lags),
@@ -429,7 +438,7 @@ def main() -> None:
             print(json.dumps({"case": "concurrency", "ratio": "django/mastra",
                               **{key: [ours[key], theirs[key]] for key in (
                                   "completed", "framework_p50_ms", "framework_p99_ms", "wake_p50_ms", "tail_p50_ms",
-                                  "run_p50_ms", "lag_p99_ms", "max_rss_mb")}}), flush=True)
+                                  "run_p50_ms", "lag_p99_ms", "cpu_ms_per_run", "max_rss_mb")}}), flush=True)
 
 
 if __name__ == "__main__":

@@ -290,7 +290,7 @@ async def client_share(args, ports, cookie, prefix, index, processes, connected)
         # what is connected stays: out of the collector's full walks (a client's pause is a chunk's delay)
         gc.collect()
         gc.freeze()
-        await asyncio.get_running_loop().run_in_executor(None, connected.wait)
+        await asyncio.get_running_loop().run_in_executor(None, connected.wait, 600)
         go.set()
         run_started = time.monotonic()
         lags: list[float] = []
