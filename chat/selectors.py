@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Exists, JSONField, OuterRef, Q, Subquery
+from django.db.models import Exists, JSONField, Min, OuterRef, Q, Subquery
 
 from agents.access import Caller
-from agents.models import Message, Run
+from agents.models import Message, Run, ThreadInput
 from agents.registry import get_mastra
 from inbox.models import NotificationRecord
 from inbox.selectors import notification_counts, notification_list
@@ -96,9 +96,24 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     first = (Message.objects.filter(thread_id=OuterRef("pk"), role__in=("user", "signal")).order_by("id")
              .values("content")[:1])
     rows = rows.annotate(first_message=Subquery(first, output_field=JSONField()))
-    return [{"id": t.thread_id, "title": t.title, "preview": message_preview(t.first_message),
+    threads = list(rows.order_by("-updated_at", "thread_id")[:limit])
+    # a thread's first message is stored when its first run ends; its input, when it is accepted
+    waiting = first_inputs([t.pk for t in threads if t.first_message is None])
+    return [{"id": t.thread_id, "title": t.title,
+             "preview": (message_preview(t.first_message) if t.first_message is not None
+                         else signal_preview(waiting.get(t.pk))),
              "updatedAt": t.updated_at.isoformat()}
-            for t in rows.order_by("-updated_at", "thread_id")[:limit]]
+            for t in threads]
+
+
+def first_inputs(keys: list[str]) -> dict[str, dict]:
+    """The signal of the first input (not cancelled) of each thread ``keys`` names, by thread key
+    (one query)."""
+    if not keys:
+        return {}
+    live = ThreadInput.objects.filter(thread_id__in=keys).exclude(status=ThreadInput.Status.CANCELLED)
+    firsts = live.values("thread_id").annotate(first=Min("id")).values("first")
+    return dict(ThreadInput.objects.filter(id__in=Subquery(firsts)).values_list("thread_id", "signal"))
 
 
 @dataclass
@@ -158,6 +173,17 @@ def message_preview(content) -> str:
     """The start of a thread's first input as the user typed it (the text parts of the stored
     message: a signal's contents, not the XML the model saw), for threads without a title."""
     parts = content.get("parts") if isinstance(content, dict) else None
+    return _preview(parts)
+
+
+def signal_preview(signal: dict | None) -> str:
+    """:func:`message_preview` of an accepted input not yet in the history (its signal's contents)."""
+    contents = signal.get("contents") if isinstance(signal, dict) else None
+    return _preview([{"type": "text", "text": contents}] if isinstance(contents, str) else contents)
+
+
+def _preview(parts) -> str:
+    """The text parts of ``parts``, their whitespace collapsed, cut at ``PREVIEW_CHARS``."""
     if not isinstance(parts, list):
         return ""
     text = " ".join(" ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text").split())

@@ -3,6 +3,8 @@ page reads (agents, threads, notifications panel)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -181,6 +183,37 @@ def test_a_thread_without_a_title_shows_its_first_input_and_is_found_by_what_was
     assert [(t["id"], t["title"], t["preview"]) for t in listed] == [("t1", "", "Where is the runbook?")]
     assert [t["id"] for t in client.get("/chat/api/threads?q=WIKI").json()["threads"]] == ["t1"]
     assert client.get("/chat/api/threads?q=nowhere").json()["threads"] == []
+
+
+def test_a_thread_whose_first_run_goes_on_shows_its_accepted_input(client, alice):
+    """The first message is stored when the first run ends; until then the list shows the input."""
+    from agents.models import ThreadInput
+    from agents.store import messages_save
+    from agents.runtime.signal import create_signal, render_signal
+
+    def accept(thread: Thread, contents, **fields) -> dict:
+        signal = create_signal({"type": "user", "contents": contents})
+        ThreadInput.objects.create(thread=thread, input_id=signal["id"], agent_id="chat-bot", kind="deliver",
+                                   signal=signal, **fields)
+        return signal
+
+    running = Thread.objects.create(thread_id="t-running", resource_id="alice")
+    accept(running, "Never mind", status="cancelled")
+    accept(running, "Why did   the\ndeploy fail?", status="consumed", run_id="r1")
+    accept(running, "And the one before?")
+    parts = Thread.objects.create(thread_id="t-parts", resource_id="alice")
+    accept(parts, [{"type": "image", "image": "https://example.com/a.png"}, {"type": "text", "text": "What is this?"}])
+    done = Thread.objects.create(thread_id="t-done", resource_id="alice")
+    first = accept(done, "Where is the runbook?", status="consumed", run_id="r2")
+    messages_save(resource_id="alice", thread_id="t-done", messages=[render_signal(first)])
+    empty = Thread.objects.create(thread_id="t-empty", resource_id="alice")
+    for thread, at in ((running, 3), (parts, 2), (done, 1), (empty, 0)):
+        Thread.objects.filter(pk=thread.pk).update(updated_at=timezone.now() - timedelta(minutes=at))
+    client.force_login(alice)
+    listed = client.get("/chat/api/threads").json()["threads"]
+    assert [(t["id"], t["preview"]) for t in listed] == [
+        ("t-empty", ""), ("t-done", "Where is the runbook?"), ("t-parts", "What is this?"),
+        ("t-running", "Why did the deploy fail?")]
 
 
 def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):
