@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 from celery import current_app
+from django.conf import settings
 
 from agents.models import Message, Run, ToolApproval
 from agents.runtime import Agent, AgentConfigError
@@ -121,6 +122,21 @@ def celery_worker_process(redis_url, db_url_for_subprocess, tmp_path):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    forget_celery_keys(redis_url)
+
+
+def forget_celery_keys(redis_url: str) -> None:
+    """Delete the broker's and the result backend's keys of this run's prefix from ``redis_url``
+    (kombu's queue bindings never expire: each run left its keys on the shared server)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{settings.MASTRA_CELERY_PREFIX}:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 def reset_connections() -> None:
