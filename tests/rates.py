@@ -13,12 +13,6 @@ def clear_rate_counters() -> None:
     if not config["BACKEND"].endswith(".RedisCache"):
         cache.clear()
         return
-    import redis
+    from tests.redis_keys import forget_keys
 
-    client = redis.Redis.from_url(config["LOCATION"])
-    try:
-        keys = list(client.scan_iter(cache.make_key("throttle_*")))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+    forget_keys(config["LOCATION"], cache.make_key("throttle_*"))

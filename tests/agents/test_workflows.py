@@ -19,6 +19,7 @@ from agents.runtime import Agent, AgentConfigError
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 from agents.runtime.workflows import create_workflow
 from tests.agents.workflow_support import build_agent
+from tests.redis_keys import forget_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,21 +123,8 @@ def celery_worker_process(redis_url, db_url_for_subprocess, tmp_path):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
-    forget_celery_keys(redis_url)
-
-
-def forget_celery_keys(redis_url: str) -> None:
-    """Delete the broker's and the result backend's keys of this run's prefix from ``redis_url``
-    (kombu's queue bindings never expire: each run left its keys on the shared server)."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{settings.MASTRA_CELERY_PREFIX}:*"))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+    # kombu's queue bindings never expire: without this each run left its keys on the shared Redis
+    forget_keys(redis_url, f"{settings.MASTRA_CELERY_PREFIX}:*")
 
 
 def reset_connections() -> None:

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.core.cache.backends.redis import RedisCache
 
 from tests.agents.api.conftest import Api, body
+from tests.redis_keys import forget_keys
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -25,12 +26,8 @@ def redis_cache(settings, redis_url):
     prefix = f"mastra-test-throttle-{uuid.uuid4().hex}"
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url,
                                    "KEY_PREFIX": prefix}}
-    client = redis.Redis.from_url(redis_url)
     yield prefix
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
+    forget_keys(redis_url, f"{prefix}:*")
 
 
 async def test_the_send_rate_is_shared_by_processes_through_redis(alice: Api, redis_cache, redis_url, monkeypatch):
