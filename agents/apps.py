@@ -19,6 +19,12 @@ class AgentsConfig(AppConfig):
         from agents.editor.sync import sync_after_migrate
 
         post_migrate.connect(sync_after_migrate, sender=self, dispatch_uid="agents.editor.sync")
+        # SQLite's search folds every alphabet (agents.text_search)
+        from django.db.backends.signals import connection_created
+
+        from agents.text_search import register_sqlite_functions
+
+        connection_created.connect(register_sqlite_functions, dispatch_uid="agents.text_search")
         # the trace writer stores what it holds at a clean exit (atexit) and when a Celery worker's
         # pool process ends (it may leave with os._exit, which runs no atexit handler)
         from celery.signals import worker_process_shutdown

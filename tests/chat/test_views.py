@@ -185,8 +185,39 @@ def test_a_thread_without_a_title_shows_its_first_input_and_is_found_by_what_was
     assert client.get("/chat/api/threads?q=nowhere").json()["threads"] == []
 
 
-def test_a_thread_whose_first_run_goes_on_shows_its_accepted_input(client, alice):
-    """The first message is stored when the first run ends; until then the list shows the input."""
+def test_the_search_folds_case_in_every_alphabet(client, alice):
+    """SQLite keeps JSON's non-ASCII characters as escapes and folds only ASCII letters: the
+    search decodes and folds both sides there (agents.text_search)."""
+    from agents.models import ThreadInput
+    from agents.runtime.signal import create_signal, render_signal
+    from agents.store import messages_save
+
+    Thread.objects.create(thread_id="t-title", resource_id="alice", title="Déploiement de lundi")
+    Thread.objects.create(thread_id="t-said", resource_id="alice")
+    said = render_signal(create_signal({"type": "user", "contents": "Où est le café ? 🚀"}))
+    messages_save(resource_id="alice", thread_id="t-said", messages=[said])
+    asked = Thread.objects.create(thread_id="t-asked", resource_id="alice")
+    signal = create_signal({"type": "user", "contents": "Почему сборка упала?"})
+    ThreadInput.objects.create(thread=asked, input_id=signal["id"], agent_id="chat-bot", kind="deliver", signal=signal)
+    typed = render_signal(create_signal({"type": "user", "contents": "the text \\u00e9, typed"}))
+    Thread.objects.create(thread_id="t-typed", resource_id="alice")
+    messages_save(resource_id="alice", thread_id="t-typed", messages=[typed])
+    client.force_login(alice)
+
+    def found(query: str) -> list[str]:
+        return sorted(t["id"] for t in client.get("/chat/api/threads", {"q": query}).json()["threads"])
+
+    assert found("DÉPLOIEMENT") == found("déploiement") == ["t-title"]
+    assert found("CAFÉ") == found("où est") == ["t-said"]
+    assert found("🚀") == ["t-said"]
+    assert found("СБОРКА") == ["t-asked"]
+    assert found("é, typed") == []  # a backslash and "u00e9" were typed, not "é"
+    assert found("ü") == []
+
+
+def test_a_thread_whose_first_run_goes_on_shows_and_is_found_by_its_accepted_input(client, alice):
+    """The first message is stored when the first run ends; until then the list shows the input, and
+    the search finds the thread by what was accepted (not by what was cancelled)."""
     from agents.models import ThreadInput
     from agents.store import messages_save
     from agents.runtime.signal import create_signal, render_signal
@@ -214,6 +245,15 @@ def test_a_thread_whose_first_run_goes_on_shows_its_accepted_input(client, alice
     assert [(t["id"], t["preview"]) for t in listed] == [
         ("t-empty", ""), ("t-done", "Where is the runbook?"), ("t-parts", "What is this?"),
         ("t-running", "Why did the deploy fail?")]
+
+    def found(query: str) -> list[str]:
+        return [t["id"] for t in client.get("/chat/api/threads", {"q": query}).json()["threads"]]
+
+    assert found("DEPLOY") == ["t-running"]  # consumed by the run that goes on
+    assert found("the one before") == ["t-running"]  # waiting for it
+    assert found("what is this") == ["t-parts"]
+    assert found("runbook") == ["t-done"]  # stored, and accepted: listed once
+    assert found("never mind") == []  # cancelled
 
 
 def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):

@@ -86,6 +86,15 @@ async def test_search_matches_summary_source_and_kind_across_statuses(tool):
     assert exc.value.code == "missing_query"
 
 
+async def test_search_folds_case_in_every_alphabet(tool):
+    failed = await make_record(summary="Le déploiement a ÉCHOUÉ")
+    cyrillic = await make_record(summary="Ошибка сборки")
+    for query, found in (("DÉPLOIEMENT", [failed.id]), ("échoué", [failed.id]), ("ошибка", [cyrillic.id]),
+                         ("ÉCHEC", [])):
+        out = await tool.run({"action": "search", "query": query}, context())
+        assert [n["id"] for n in out["notifications"]] == found, query
+
+
 @pytest.mark.parametrize("action, status, stamp", [("markSeen", "seen", "seen_at"),
                                                   ("dismiss", "dismissed", "dismissed_at"),
                                                   ("archive", "archived", "archived_at")])
