@@ -98,7 +98,7 @@ class WaitingInputInline(admin.TabularInline):
 @admin.register(Thread)
 class ThreadAdmin(BigTableAdmin):
     list_display = ("thread_id", "resource_id", "title", "updated_at")
-    search_fields = ("thread_id", "resource_id", "title")
+    search_fields = ("thread_id", "resource_id", "title__icontains_folded")
     readonly_fields = ("thread_id", "resource_id", "title", "metadata", "created_at", "updated_at", "lease_status",
                        "owner_run", "lease_token", "lease_expires_at", "pending_approvals")
     inlines = [MessageInline, WaitingInputInline]
@@ -156,7 +156,7 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
     list_filter = ("status", recent_values("finish_reason", date_field="started_at"),
                    recent_values("error_code", date_field="started_at"),
                    recent_values("agent_id", date_field="started_at"), "started_at")
-    search_fields = ("id", "resource_id", "thread__thread_id", "error")
+    search_fields = ("id", "resource_id", "thread__thread_id", "error__icontains_folded")
     readonly_fields = ("thread_link",)
     shown_as = {"thread": "thread_link"}
 

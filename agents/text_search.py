@@ -6,18 +6,18 @@ as it was written: every character outside ASCII as a ``\\uXXXX`` escape (Django
 :mod:`agents.json_text` both write so). On the embedded default a search for ``café`` thus found
 no stored message, and ``DÉPLOIEMENT`` no title ``Déploiement``.
 
-:func:`contains_text` is ``icontains`` where that holds (PostgreSQL, or a query of ASCII only), and
-on SQLite, for a query with other characters, compares both sides folded by :func:`fold` (JSON
-escapes decoded, then ``str.casefold``): a function every SQLite connection is given when it opens
-(:func:`register_sqlite_functions`, on ``connection_created``).
+The lookup ``icontains_folded`` (on text, char and JSON fields; in filters and in the admin's
+``search_fields``) is the field's own ``icontains`` where that holds (PostgreSQL, or a query of
+ASCII only), and on SQLite, for a query with other characters, compares both sides folded by
+:func:`fold` (JSON escapes decoded, then ``str.casefold``): a function every SQLite connection is
+given when it opens (:func:`register_sqlite_functions`, on ``connection_created``).
 """
 
 from __future__ import annotations
 
 import re
 
-from django.db import connection
-from django.db.models import F, Func, Q, TextField
+from django.db.models import CharField, Func, JSONField, Lookup, TextField
 from django.db.models.lookups import Contains
 
 #: the SQL name of :func:`fold` on SQLite connections
@@ -36,9 +36,11 @@ def _unescape(match: re.Match) -> str:
 
 def fold(text: str | None) -> str | None:
     """``text`` with its ``\\uXXXX`` escapes decoded (a surrogate pair as its one character) and
-    case folded; None stays None."""
+    case folded; None stays None (and a number, SQLite's other kind of value, is read as its text)."""
     if text is None:
         return None
+    if not isinstance(text, str):
+        text = str(text)
     if "\\u" in text:
         text = _ESCAPE.sub(_unescape, text)
         if _SURROGATE.search(text):
@@ -53,12 +55,24 @@ class Folded(Func):
     output_field = TextField()
 
 
-def contains_text(field: str, query: str) -> Q:
-    """The rows whose ``field`` (text, or JSON as its text) holds ``query``, case-insensitively
-    in every alphabet."""
-    if connection.vendor != "sqlite" or query.isascii():
-        return Q(**{f"{field}__icontains": query})
-    return Q(Contains(Folded(F(field)), fold(query)))
+class IContainsFolded(Lookup):
+    """``field__icontains_folded=query``: the field holds ``query``, case-insensitively in every
+    alphabet (the module's docstring)."""
+
+    lookup_name = "icontains_folded"
+    prepare_rhs = False
+
+    def as_sql(self, compiler, connection):
+        query = self.rhs
+        if connection.vendor == "sqlite" and isinstance(query, str) and not query.isascii():
+            lookup = Contains(Folded(self.lhs), fold(query))
+        else:
+            lookup = self.lhs.output_field.get_lookup("icontains")(self.lhs, query)
+        return compiler.compile(lookup)
+
+
+for _field in (CharField, TextField, JSONField):
+    _field.register_lookup(IContainsFolded)
 
 
 def register_sqlite_functions(sender, connection, **kwargs) -> None:

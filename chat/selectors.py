@@ -15,7 +15,6 @@ from django.db.models import Exists, JSONField, Min, OuterRef, Q, Subquery
 from agents.access import Caller
 from agents.models import Message, Run, ThreadInput
 from agents.registry import get_mastra
-from agents.text_search import contains_text
 from inbox.models import NotificationRecord
 from inbox.selectors import notification_counts, notification_list
 
@@ -92,11 +91,12 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     rows = caller.visible_threads(caller.resource_id)
     query = query.strip()
     if query:
-        said = Message.objects.filter(contains_text("content", query), thread_id=OuterRef("pk"))
+        said = Message.objects.filter(thread_id=OuterRef("pk"), content__icontains_folded=query)
         # what was said is stored when its run ends; until then it is an accepted input
-        asked = (ThreadInput.objects.filter(contains_text("signal", query), thread_id=OuterRef("pk"))
+        asked = (ThreadInput.objects.filter(thread_id=OuterRef("pk"), signal__icontains_folded=query)
                  .exclude(status=ThreadInput.Status.CANCELLED))
-        rows = rows.filter(contains_text("title", query) | Q(thread_id__icontains=query) | Exists(said) | Exists(asked))
+        rows = rows.filter(Q(title__icontains_folded=query) | Q(thread_id__icontains=query) | Exists(said)
+                           | Exists(asked))
     first = (Message.objects.filter(thread_id=OuterRef("pk"), role__in=("user", "signal")).order_by("id")
              .values("content")[:1])
     rows = rows.annotate(first_message=Subquery(first, output_field=JSONField()))

@@ -27,7 +27,7 @@ class NotificationRecordAdmin(BigTableAdmin):
     # no filter listing every thread (search by thread id instead), sources of the last week only
     list_filter = ("status", "priority", recent_values("source", date_field="created_at"), "created_at")
     list_select_related = ("thread",)
-    search_fields = ("id", "summary", "source", "kind", "thread__thread_id", "resource_id", "dedupe_key", "coalesce_key")
+    search_fields = ("id", "summary__icontains_folded", "source", "kind", "thread__thread_id", "resource_id", "dedupe_key", "coalesce_key")
     ordering = ("-created_at",)
     readonly_fields = [f.name for f in NotificationRecord._meta.fields]
     actions = ("dismiss", "archive", "deliver_now")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.db.models import Count, Q
 
 from agents.runtime.threads.store import thread_key
-from agents.text_search import contains_text
 
 from .models import NotificationRecord
 
@@ -35,7 +34,7 @@ def notification_list(*, resource_id: str | None, thread_id: str | None, status:
     if source:
         rows = rows.filter(source=source)
     if query:
-        rows = rows.filter(contains_text("summary", query) | Q(source__icontains=query) | Q(kind__icontains=query))
+        rows = rows.filter(Q(summary__icontains_folded=query) | Q(source__icontains=query) | Q(kind__icontains=query))
     total = rows.count()
     return [r.to_record() for r in rows.order_by("-created_at", "-id")[offset:offset + limit]], total
 

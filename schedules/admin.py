@@ -81,7 +81,8 @@ class ScheduleAdmin(admin.ModelAdmin):
     form = ScheduleForm
     list_display = ("id", "target", "cron", "timezone", "status", "next_fire_local", "last_fire_at", "last_outcome")
     list_filter = ("status", "kind", "last_outcome", "agent_id")
-    search_fields = ("id", "name", "agent_id", "workflow_id", "thread_id", "resource_id", "prompt")
+    search_fields = ("id", "name__icontains_folded", "agent_id", "workflow_id", "thread_id", "resource_id",
+                     "prompt__icontains_folded")
     ordering = ("next_fire_at",)
     actions = ("pause", "resume", "run_now")
     list_per_page = 50

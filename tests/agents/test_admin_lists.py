@@ -82,3 +82,22 @@ def test_an_unfiltered_small_table_is_counted_exactly(admin_client):
     for i in range(3):
         make_run(f"r{i}", "triage")
     assert "3 runs" in admin_client.get(RUNS).content.decode()
+
+
+def test_the_admins_search_folds_case_in_every_alphabet(admin_client):
+    """SQLite's LIKE folds only ASCII letters: the thread and run lists search titles and errors
+    with ``icontains_folded`` (agents.text_search)."""
+    from agents.models import Thread
+
+    Thread.objects.create(thread_id="t-fr", resource_id="alice", title="Déploiement de lundi")
+    Thread.objects.create(thread_id="t-en", resource_id="alice", title="Monday's deploy")
+    make_run("r-ru", "triage", status="failed", error="Ошибка сборки")
+    make_run("r-en", "triage", status="failed", error="build failed")
+    threads = admin_client.get(reverse("admin:agents_thread_changelist"), {"q": "DÉPLOIEMENT"}).content.decode()
+    assert "t-fr" in threads and "t-en" not in threads
+    runs = admin_client.get(RUNS, {"q": "ошибка"}).content.decode()
+    assert "r-ru" in runs and "r-en" not in runs
+    ascii_runs = admin_client.get(RUNS, {"q": "BUILD"}).content.decode()
+    assert "r-en" in ascii_runs and "r-ru" not in ascii_runs
+    for changelist in ("admin:inbox_notificationrecord_changelist", "admin:schedules_schedule_changelist"):
+        assert admin_client.get(reverse(changelist), {"q": "ÉCHEC"}).status_code == 200
