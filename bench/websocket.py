@@ -19,7 +19,9 @@ chunks received against expected, and each server's RSS (current and peak, ``/pr
 
 The subscribers are aiohttp websockets (its compiled frame reader) in ``--client-processes``
 processes, each with the subscribers of its share of the threads, connected before any run starts;
-once connected, a process's objects are frozen out of the garbage collector's full walks. A client
+once connected, a process's objects are frozen out of the garbage collector's full walks. They
+answer daphne's keepalive pings (every 20 s) as a browser does; ``errors`` counts the ``error``
+frames and any other frame that is not text. A client
 whose event loop runs late delays every chunk it reads as much, so ``client_lag_p50_ms`` /
 ``client_lag_p99_ms`` say how late the clients' loops woke from a 10 ms sleep during the runs: a
 chunk's latency beyond that is the servers'. (With one client process of the ``websockets``
@@ -177,7 +179,7 @@ async def subscriber(session, url: str, origin: str, ready: asyncio.Event, go: a
 
     try:
         async with connecting:  # a connection ramp: at most CONNECTING handshakes at a time
-            ws = await session.ws_connect(url, origin=origin, max_msg_size=0, autoping=False,
+            ws = await session.ws_connect(url, origin=origin, max_msg_size=0, autoping=True,
                                           timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=10))
             snapshot = json.loads((await ws.receive()).data)
             assert snapshot["type"] == "snapshot", snapshot
