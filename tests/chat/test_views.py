@@ -185,6 +185,11 @@ def test_a_thread_without_a_title_shows_its_first_input_and_is_found_by_what_was
     assert client.get("/chat/api/threads?q=nowhere").json()["threads"] == []
 
 
+def found(client, query: str) -> list[str]:
+    """The ids of the signed-in user's threads that ``query`` finds (sorted)."""
+    return sorted(t["id"] for t in client.get("/chat/api/threads", {"q": query}).json()["threads"])
+
+
 def test_the_search_folds_case_in_every_alphabet(client, alice):
     """SQLite keeps JSON's non-ASCII characters as escapes and folds only ASCII letters: the
     search decodes and folds both sides there (agents.text_search)."""
@@ -203,16 +208,12 @@ def test_the_search_folds_case_in_every_alphabet(client, alice):
     Thread.objects.create(thread_id="t-typed", resource_id="alice")
     messages_save(resource_id="alice", thread_id="t-typed", messages=[typed])
     client.force_login(alice)
-
-    def found(query: str) -> list[str]:
-        return sorted(t["id"] for t in client.get("/chat/api/threads", {"q": query}).json()["threads"])
-
-    assert found("DÉPLOIEMENT") == found("déploiement") == ["t-title"]
-    assert found("CAFÉ") == found("où est") == ["t-said"]
-    assert found("🚀") == ["t-said"]
-    assert found("СБОРКА") == ["t-asked"]
-    assert found("é, typed") == []  # a backslash and "u00e9" were typed, not "é"
-    assert found("ü") == []
+    assert found(client, "DÉPLOIEMENT") == found(client, "déploiement") == ["t-title"]
+    assert found(client, "CAFÉ") == found(client, "où est") == ["t-said"]
+    assert found(client, "🚀") == ["t-said"]
+    assert found(client, "СБОРКА") == ["t-asked"]
+    assert found(client, "é, typed") == []  # a backslash and "u00e9" were typed, not "é"
+    assert found(client, "ü") == []
 
 
 def test_a_thread_whose_first_run_goes_on_shows_and_is_found_by_its_accepted_input(client, alice):
@@ -245,15 +246,11 @@ def test_a_thread_whose_first_run_goes_on_shows_and_is_found_by_its_accepted_inp
     assert [(t["id"], t["preview"]) for t in listed] == [
         ("t-empty", ""), ("t-done", "Where is the runbook?"), ("t-parts", "What is this?"),
         ("t-running", "Why did the deploy fail?")]
-
-    def found(query: str) -> list[str]:
-        return [t["id"] for t in client.get("/chat/api/threads", {"q": query}).json()["threads"]]
-
-    assert found("DEPLOY") == ["t-running"]  # consumed by the run that goes on
-    assert found("the one before") == ["t-running"]  # waiting for it
-    assert found("what is this") == ["t-parts"]
-    assert found("runbook") == ["t-done"]  # stored, and accepted: listed once
-    assert found("never mind") == []  # cancelled
+    assert found(client, "DEPLOY") == ["t-running"]  # consumed by the run that goes on
+    assert found(client, "the one before") == ["t-running"]  # waiting for it
+    assert found(client, "what is this") == ["t-parts"]
+    assert found(client, "runbook") == ["t-done"]  # stored, and accepted: listed once
+    assert found(client, "never mind") == []  # cancelled
 
 
 def test_a_new_thread_is_a_fresh_id_and_writes_nothing(client, alice):
