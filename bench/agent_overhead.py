@@ -10,7 +10,10 @@ Cases (N sequential calls each, after warm-up calls):
      a pure sync function marked ``quick`` (it runs on the event loop, as Mastra's does)
 
 Prints a first line on the machine and interpreter (``bench/machine.py``), then one JSON line per
-case: case, n, median_ms, p95_ms, per_s, max_rss_mb. The script sets up Django itself:
+case: case, n, median_ms, p95_ms, per_s, max_rss_mb, and cpu_ms: the process's CPU time per call,
+with cpu_ms_by_thread its split (``loop``, the event loop's thread; ``worker``, where the database
+calls run; ``writers``, the ledger's and the traces' rows written in the background; ``other``:
+``bench/machine.py``'s ``CpuMeter``), from after the warm-up to the last call's rows written. The script sets up Django itself:
 ``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is set (no SQL
 query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite file, migrated
 quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU list keeps this
@@ -100,8 +103,13 @@ def check(name: str, result) -> None:
 
 
 async def measure(name: str, call, n: int, warmup: int) -> dict:
+    from bench.machine import runtime_cpu_meter, writers_flushed
+
     for i in range(warmup):
         check(name, await call(i))
+    writers_flushed()
+    meter = runtime_cpu_meter()
+    meter.start()
     times = []
     perf = time.perf_counter
     for i in range(n):
@@ -109,6 +117,8 @@ async def measure(name: str, call, n: int, warmup: int) -> dict:
         result = await call(warmup + i)
         times.append(perf() - start)
         check(name, result)
+    writers_flushed()
+    cpu = meter.stop(n)
     times.sort()
     total = sum(times)
     return {
@@ -117,6 +127,7 @@ async def measure(name: str, call, n: int, warmup: int) -> dict:
         "p95_ms": round(times[min(n - 1, int(round(0.95 * (n - 1))))] * 1000, 4),
         "per_s": round(n / total, 1) if total else None,
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        **cpu,
     }
 
 

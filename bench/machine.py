@@ -27,6 +27,15 @@ interpreter as on the other, and the calls the same time within 7 %):
                 across both, where the sizing notes measured 5 and 65 µs on an earlier machine of
                 the same kind (``docs/deployment.md``, "One CPU per web process"). A chat turn, a
                 wake and a ``send-message`` make two or three hand-offs each
+
+:class:`CpuMeter` is what the per-call benches (``bench/agent_overhead.py``, ``bench/signals.py``)
+add to each case's line: the process's CPU time per call, and its split between the threads that
+spent it (each thread's own CPU clock, ``time.pthread_getcpuclockid``). A wall-clock median on a
+shared machine moves by a fifth from one run to the next; the CPU a call costs moves much less, and
+the split says which thread to look at. It is also what a sampling profiler of the interpreter
+misjudges: py-spy sees a thread that runs SQLite or the kernel with the interpreter released as
+idle, and on one machine it gave the worker thread a quarter of a wake's time where its CPU clock
+gave it three fifths.
 """
 
 from __future__ import annotations
@@ -37,6 +46,8 @@ import os
 import platform
 import statistics
 import sys
+import threading
+import time
 import timeit
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -82,6 +93,68 @@ def handoff_us(number: int = 2_000, warmup: int = 200) -> float:
 
     with ThreadPoolExecutor(1) as executor:
         return round(statistics.median(asyncio.run(trips(executor))) * 1e6, 1)
+
+
+class CpuMeter:
+    """The CPU time the process spends between :meth:`start` and :meth:`stop`, by thread:
+    ``loop`` (the main thread, where the benches run their event loop), ``worker`` (the thread of
+    ``worker_ident``: the one the runtime's database calls go to), ``writers`` (the batch writers'
+    threads: the ledger's and the traces' rows, ``agents.batch_writer``) and ``other`` (any other
+    thread, and threads that ended in between)."""
+
+    def __init__(self, worker_ident: int | None = None):
+        self.worker_ident = worker_ident
+        self._began: tuple[float, dict[int, tuple[str, float]]] | None = None
+
+    def start(self) -> None:
+        self._began = (time.process_time(), self._threads())
+
+    def stop(self, calls: int) -> dict:
+        """``cpu_ms`` (the process's CPU per call) and ``cpu_ms_by_thread``, in milliseconds."""
+        if self._began is None:
+            raise RuntimeError("CpuMeter.stop() before start()")
+        process, threads = time.process_time() - self._began[0], self._threads()
+        split = dict.fromkeys(("loop", "worker", "writers"), 0.0)
+        for ident, (group, spent) in threads.items():
+            if group in split:
+                split[group] += spent - self._began[1].get(ident, (group, 0.0))[1]
+        split["other"] = max(0.0, process - sum(split.values()))
+        per_call = 1000 / max(1, calls)
+        return {"cpu_ms": round(process * per_call, 4),
+                "cpu_ms_by_thread": {group: round(spent * per_call, 4) for group, spent in split.items()}}
+
+    def _threads(self) -> dict[int, tuple[str, float]]:
+        out = {}
+        main = threading.main_thread().ident
+        for thread in threading.enumerate():
+            if thread.ident is None:
+                continue
+            try:
+                spent = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except (OSError, AttributeError):  # the thread ended meanwhile, or no such clock here
+                continue
+            group = ("loop" if thread.ident == main else "worker" if thread.ident == self.worker_ident
+                     else "writers" if thread.name.startswith("batch-writer-") else "other")
+            out[thread.ident] = (group, spent)
+        return out
+
+
+def runtime_cpu_meter() -> CpuMeter:
+    """A :class:`CpuMeter` that knows the runtime's worker thread (asgiref's thread for
+    thread-sensitive calls, ``agents.worker_thread``), started by asking it for its ident."""
+    from asgiref.sync import SyncToAsync
+
+    return CpuMeter(SyncToAsync.single_thread_executor.submit(threading.get_ident).result())
+
+
+def writers_flushed(timeout: float = 30.0) -> None:
+    """Wait until the ledger's and the traces' writers have written what they hold, so that a case's
+    CPU includes the writing of its calls' rows and none of the last case's."""
+    from agents.observability_services import spans_writer
+    from ledger.writer import ledger_writer
+
+    for writer in (spans_writer(), ledger_writer()):
+        writer.flush(timeout)
 
 
 def machine() -> dict:

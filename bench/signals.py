@@ -28,7 +28,10 @@ keeps it on one CPU, ``mastra_site.cpu_affinity``), and so do ``MASTRA_GC_YOUNG_
 ``MASTRA_GC_FULL_EVERY`` (the collector's thresholds, ``agents.heap``).
 
 Prints a first line on the machine and interpreter (``bench/machine.py``) before the local cases (c,
-fanout), then one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys.
+fanout), then one JSON line per case: case, n, median_ms, p95_ms, per_s, max_rss_mb and case keys;
+c adds cpu_ms, the process's CPU time per wake, and cpu_ms_by_thread, its split between the event
+loop's thread, the worker thread of the database calls, the batch writers and the rest (as
+``bench/agent_overhead.py``).
 """
 
 from __future__ import annotations
@@ -120,12 +123,19 @@ def is_final(chunk: dict) -> bool:
 async def case_c(n: int, warmup: int) -> dict:
     from agents.runtime.threads import get_thread_runtime
 
+    from bench.machine import runtime_cpu_meter, writers_flushed
+
     agent = bench_agent("bench-signals")
     stamp = time.time_ns()
     times: list[float] = []
     perf = time.perf_counter
     wall = 0.0
+    meter = runtime_cpu_meter()
     for i in range(warmup + n):
+        if i == warmup:
+            await get_thread_runtime().drain_background()
+            writers_flushed()
+            meter.start()
         thread_id = f"c-{stamp}-{i}"
         sub = await agent.subscribe_to_thread(resource_id="bench-user", thread_id=thread_id)
         start = perf()
@@ -142,7 +152,8 @@ async def case_c(n: int, warmup: int) -> dict:
             times.append(elapsed)
             wall += perf() - start
     await get_thread_runtime().drain_background()
-    return summary("c", times, wall)
+    writers_flushed()
+    return {**summary("c", times, wall), **meter.stop(n)}
 
 
 # -- case fanout ----------------------------------------------------------------------------------
