@@ -91,9 +91,10 @@ def thread_list(*, caller: Caller, query: str = "", limit: int = THREADS_LIMIT) 
     rows = caller.visible_threads(caller.resource_id)
     query = query.strip()
     if query:
-        said = Message.objects.filter(thread_id=OuterRef("pk"), content__icontains_folded=query)
+        # the text parts, not the JSON around them (agents.text_search)
+        said = Message.objects.filter(thread_id=OuterRef("pk"), content__parts_icontains=query)
         # what was said is stored when its run ends; until then it is an accepted input
-        asked = (ThreadInput.objects.filter(thread_id=OuterRef("pk"), signal__icontains_folded=query)
+        asked = (ThreadInput.objects.filter(thread_id=OuterRef("pk"), signal__contents_icontains=query)
                  .exclude(status=ThreadInput.Status.CANCELLED))
         rows = rows.filter(Q(title__icontains_folded=query) | Q(thread_id__icontains=query) | Exists(said)
                            | Exists(asked))

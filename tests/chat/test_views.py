@@ -216,6 +216,38 @@ def test_the_search_folds_case_in_every_alphabet(client, alice):
     assert found(client, "ü") == []
 
 
+def test_the_search_matches_the_words_said_not_how_they_are_stored(client, alice):
+    """A stored message and an accepted input are JSON: their keys, part types, tool calls, the
+    signal's id, tag, attributes and times are not what was said. The search reads the text parts,
+    as the preview does, and takes ``%`` and ``_`` as the characters they are."""
+    from agents.models import ThreadInput
+    from agents.runtime.signal import create_signal, render_signal
+    from agents.store import messages_save
+
+    Thread.objects.create(thread_id="t-said", resource_id="alice")
+    first = render_signal(create_signal({"type": "user", "contents": "Roll back the canary",
+                                         "attributes": {"via": "slack"}}))
+    reply = {"id": "m-reply", "role": "assistant", "createdAt": first["createdAt"], "content": [
+        {"type": "tool-call", "toolCallId": "call-1", "toolName": "kubectl", "args": {"cmd": "rollout undo"}},
+        {"type": "text", "text": "Done: 3 pods restarted."}]}
+    messages_save(resource_id="alice", thread_id="t-said", messages=[first, reply])
+    asked = Thread.objects.create(thread_id="t-asked", resource_id="alice")
+    signal = create_signal({"type": "user", "contents": [{"type": "text", "text": "Ping the on-call"}],
+                            "attributes": {"priority": "high"}})
+    ThreadInput.objects.create(thread=asked, input_id=signal["id"], agent_id="chat-bot", kind="deliver", signal=signal)
+    disk = Thread.objects.create(thread_id="t-disk", resource_id="alice")
+    signal = create_signal({"type": "user", "contents": "Disk at 90% on db_1"})
+    ThreadInput.objects.create(thread=disk, input_id=signal["id"], agent_id="chat-bot", kind="deliver", signal=signal)
+    client.force_login(alice)
+    assert found(client, "canary") == found(client, "PODS RESTARTED") == ["t-said"]
+    assert found(client, "on-call") == ["t-asked"]
+    for stored_only in ("format", "parts", "text", "user", "assistant", "tool", "kubectl", "rollout", "call-1",
+                        "slack", "priority", "high", "signal", first["id"], str(timezone.now().year)):
+        assert found(client, stored_only) == [], stored_only
+    assert found(client, "90%") == found(client, "%") == found(client, "db_1") == ["t-disk"]
+    assert found(client, "at_90") == found(client, "9%o") == []
+
+
 def test_a_thread_whose_first_run_goes_on_shows_and_is_found_by_its_accepted_input(client, alice):
     """The first message is stored when the first run ends; until then the list shows the input, and
     the search finds the thread by what was accepted (not by what was cancelled)."""
