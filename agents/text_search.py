@@ -140,7 +140,7 @@ JSONField.register_lookup(TextContentsIContains)
 
 
 def register_sqlite_functions(sender, connection, **kwargs) -> None:
-    """``connection_created`` receiver: gives a new SQLite connection :func:`fold`."""
+    """``connection_created`` receiver: gives a new SQLite connection :func:`fold` and :func:`casefold`."""
     if connection.vendor == "sqlite":
         connection.connection.create_function(FOLD_FUNCTION, 1, fold, deterministic=True)
         connection.connection.create_function(CASEFOLD_FUNCTION, 1, casefold, deterministic=True)
