@@ -127,7 +127,9 @@ class CpuMeter:
         out = {}
         main = threading.main_thread().ident
         for thread in threading.enumerate():
-            if thread.ident is None:
+            # a thread's CPU clock is read only while it runs (the clock of a thread that has ended
+            # is undefined): the benches read it between calls, where their threads all live on
+            if thread.ident is None or not thread.is_alive():
                 continue
             try:
                 spent = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
