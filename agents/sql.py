@@ -29,6 +29,7 @@ compare-and-set). Anything else goes through the ORM.
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timezone as dt_timezone
 from decimal import Decimal
 from functools import lru_cache
@@ -36,6 +37,7 @@ from typing import Any, Iterable
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+from django.db.backends.sqlite3.operations import DatabaseOperations as SQLiteOperations
 from django.utils import timezone
 
 from agents.json_text import dumps
@@ -364,10 +366,50 @@ def _field_converters(fields, table: str) -> list:
     out = []
     for i, field in enumerate(fields):
         column = field.get_col(table)
-        funcs = db.ops.get_db_converters(column) + field.get_db_converters(db)
+        funcs = [_quick(f, field) for f in db.ops.get_db_converters(column) + field.get_db_converters(db)]
         if funcs:
             out.append((i, column, funcs))
     return out
+
+
+_scan = json.JSONDecoder().scan_once
+
+
+def _quick(func, field):
+    """``func``, a converter of ``field``'s column, or the same conversion without its layers for the
+    two that every read of a time or of JSON makes: SQLite's time converter and a JSON field's own
+    (when the field has no decoder of its own)."""
+    plain = getattr(func, "__func__", None)
+    if plain is SQLiteOperations.convert_datetimefield_value:
+        return _sqlite_datetime
+    if plain is models.JSONField.from_db_value and field.decoder is None:
+        return _json_from_db
+    return func
+
+
+def _json_from_db(value, expression, db):
+    """``JSONField.from_db_value`` without its layers: the C scanner reads the text; a text it does
+    not read whole (spaces around it, not JSON, not text) goes the field's own way, which gives the
+    same value or the text itself."""
+    if value.__class__ is str:
+        try:
+            obj, end = _scan(value, 0)
+        except (StopIteration, ValueError):  # not JSON at its start, or broken within
+            pass
+        else:
+            if end == len(value):
+                return obj
+    return expression.output_field.from_db_value(value, expression, db)
+
+
+def _sqlite_datetime(value, expression, db):
+    """SQLite's ``convert_datetimefield_value`` for the usual value, the driver's naive time: made
+    aware in the connection's zone (what ``make_aware`` does); any other goes the backend's way."""
+    if value.__class__ is datetime and value.tzinfo is None:
+        zone = db.timezone  # None without USE_TZ
+        if zone is not None:
+            return value.replace(tzinfo=zone)
+    return db.ops.convert_datetimefield_value(value, expression, db)
 
 
 def select_values(model: type[models.Model], names: tuple, where: dict, *, order_by: tuple = (),

@@ -70,6 +70,32 @@ def test_json_given_as_text_is_stored_as_the_same_value():
     assert Message.objects.get(message_id="m").type == '"x"'
 
 
+@pytest.mark.parametrize("stored", ['{"a": [1, 2.5, null, true], "b": "\\u00e9", "c": {"d": "<x>"}}', '[]',
+                                    '"text"', '12', '1e400', 'null', ' {"spaced": 1} '])
+def test_json_columns_read_as_the_orm_reads_them(stored):
+    """What a JSON column holds is read as the field reads it, also JSON written around the field
+    (raw SQL, another program: spaces around it, a number too large for a float)."""
+    Thread.objects.create(key="t", thread_id="t", resource_id="r")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE agents_thread SET metadata = %s WHERE key = %s", [stored, "t"])
+    orm = Thread.objects.get(key="t").metadata
+    mine = sql.select_one(Thread, {"key": "t"}).metadata
+    assert mine == orm and type(mine) is type(orm)
+    assert sql.select_values(Thread, ("metadata",), {"key": "t"}) == [[orm]]
+
+
+def test_times_read_as_the_orm_reads_them(settings):
+    stamp = datetime(2026, 12, 6, 13, 4, 5, 678901, tzinfo=dt_timezone.utc)
+    Thread.objects.create(key="t", thread_id="t", resource_id="r")
+    Thread.objects.filter(key="t").update(created_at=stamp, updated_at=stamp.replace(microsecond=0))
+    mine, orm = sql.select_one(Thread, {"key": "t"}), Thread.objects.get(key="t")
+    assert (mine.created_at, mine.updated_at) == (orm.created_at, orm.updated_at) == (stamp, stamp.replace(microsecond=0))
+    assert mine.created_at.tzinfo is not None and mine.created_at.utcoffset() == timedelta(0)
+    settings.USE_TZ = False  # naive times, as the ORM gives them then
+    mine, orm = sql.select_one(Thread, {"key": "t"}), Thread.objects.get(key="t")
+    assert mine.created_at == orm.created_at and mine.created_at.tzinfo is None
+
+
 def test_in_filters_order_and_limit():
     threads("t")
     for i in range(5):
