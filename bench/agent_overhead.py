@@ -13,7 +13,8 @@ Prints a first line on the machine and interpreter (``bench/machine.py``), then 
 case: case, n, median_ms, p95_ms, per_s, max_rss_mb, and cpu_ms: the process's CPU time per call,
 with cpu_ms_by_thread its split (``loop``, the event loop's thread; ``worker``, where the database
 calls run; ``writers``, the ledger's and the traces' rows written in the background; ``other``:
-``bench/machine.py``'s ``CpuMeter``), from after the warm-up to the last call's rows written. The script sets up Django itself:
+``bench/machine.py``'s ``CpuMeter``), from after the warm-up to the last call's rows written.
+The script sets up Django itself:
 ``DJANGO_SETTINGS_MODULE=mastra_site.settings``, ``DEBUG=false`` unless ``DEBUG`` is set (no SQL
 query log, as in production) and, unless ``DATABASE_URL`` is set, a temporary SQLite file, migrated
 quietly. ``MASTRA_CPU_AFFINITY`` applies as in a web process (``auto`` or a CPU list keeps this
