@@ -95,10 +95,12 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
                     raise SignalError(f"sendStateSignal could not load thread {thread_id}", code="thread_not_found")
             else:
                 thread, fresh = thread_ensure(resource_id, thread_id)
-            lease = lease_lock_or_create(thread)
+            lease = lease_lock_or_create(thread, created=fresh)
             now = timezone.now()
         decision = input_decide(lease_view(lease, now), agent_id=agent_id, mode=mode, if_active=if_active,
                                 if_idle=if_idle)
+        if lease._state.adding and decision.action not in ("wake", "persist"):
+            lease_save(lease)  # a new thread's lease, idle (a wake and a persist write it with their change)
         branch = if_active if decision.branch == "if_active" else if_idle
         accepted = {**signal, "attributes": {**signal.get("attributes", {}), **branch["attributes"]},
                     "acceptedAt": now.isoformat()}
@@ -111,9 +113,10 @@ def input_accept(*, key: str | None, agent_id: str, resource_id: str | None, thr
         base = {"key": key, "signal": accepted, "resource_id": resource_id, "thread_id": thread_id}
         if decision.action == "discard":
             return Acceptance("discard", **base)
-        # signal ids are unique within a thread: another resource's ids say nothing here
-        if exists_any((ThreadInput, {"thread_id": key, "input_id": accepted["id"]}),
-                      (Message, {"thread_id": key, "message_id": accepted["id"]})):
+        # signal ids are unique within a thread: another resource's ids say nothing here; a thread
+        # this input creates has neither inputs nor messages yet (their rows point at its row)
+        if not fresh and exists_any((ThreadInput, {"thread_id": key, "input_id": accepted["id"]}),
+                                    (Message, {"thread_id": key, "message_id": accepted["id"]})):
             raise SignalError(f"signal id {accepted['id']!r} is already used", code="duplicate_signal_id")
         if decision.waits:  # the input waits for a run: refused over the cap, nothing stored
             check_pending_inputs(ThreadInput.objects.row_count({"thread_id": key,

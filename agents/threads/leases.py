@@ -29,14 +29,23 @@ def lease_lock(key: str) -> ThreadLease | None:
     return ThreadLease.objects.select_row({"thread_id": key}, for_update=True)
 
 
-def lease_lock_or_create(thread: Thread) -> ThreadLease:
+def lease_lock_or_create(thread: Thread, *, created: bool = False) -> ThreadLease:
     """The lease row of ``thread`` (a row the caller read and checked), locked; created idle on the
-    thread's first input."""
+    thread's first input.
+
+    A thread whose row the caller's transaction has just ``created`` has no lease row (a lease row
+    points at its thread's, and no other transaction can see that row before this one commits):
+    its lease is returned unwritten, and :func:`lease_save` inserts it with what the caller made
+    of it (a wake writes its new thread's lease, taken, in one statement instead of three)."""
+    if created:
+        return ThreadLease(thread=thread)
     lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
         if ThreadLease.objects.insert_rows([{"thread_id": thread.key}], ignore_conflicts=True):
-            return ThreadLease(thread=thread)  # ours, locked
+            lease = ThreadLease(thread=thread)  # ours, locked
+            lease._state.adding = False  # written
+            return lease
         lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
     lease.thread = thread
     return lease
@@ -48,8 +57,14 @@ def lease_lock_by_run(run_id: str) -> ThreadLease | None:
 
 
 def lease_save(lease: ThreadLease) -> None:
-    """Write the lease row the caller locked and changed."""
-    ThreadLease.objects.update_rows({"thread_id": lease.thread_id}, {f: getattr(lease, f) for f in LEASE_FIELDS})
+    """Write the lease row the caller locked and changed (insert a new thread's lease, still
+    unwritten: :func:`lease_lock_or_create`)."""
+    values = {f: getattr(lease, f) for f in LEASE_FIELDS}
+    if lease._state.adding:
+        ThreadLease.objects.insert_rows([{"thread_id": lease.thread_id, **values}])
+        lease._state.adding = False
+        return
+    ThreadLease.objects.update_rows({"thread_id": lease.thread_id}, values)
 
 
 def lease_take(lease: ThreadLease, *, run_id: str, agent_id: str, process_id: str, ttl_ms: int,

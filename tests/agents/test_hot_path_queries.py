@@ -83,6 +83,25 @@ async def test_a_send_that_wakes_an_idle_thread(layout):
     ]
 
 
+async def test_a_send_that_wakes_a_new_thread():
+    """A thread's first input creates its row, and its lease with it: no lease row and no earlier
+    input or message can point at a row that did not exist, so none is looked for."""
+    set_thread_runtime(runtime_for("alone"))
+    agent = make_agent("bot")
+    with statements() as seen:
+        sent = await agent.send_message("first", resource_id="u1", thread_id="t-new")
+        await drain_thread_runtime(get_thread_runtime())
+    assert sent.action == "wake"
+    assert seen == [
+        # accept: the thread (missing), its row, its lease (taken), the input, the run; no history
+        "SELECT agents_thread", "INSERT agents_thread", "INSERT agents_threadlease", "INSERT agents_threadinput",
+        "INSERT agents_run",
+        # the end, as on any thread
+        "SELECT agents_threadlease", "INSERT agents_threadevent", "UPDATE agents_thread", "INSERT agents_message",
+        "UPDATE agents_run", "SELECT agents_threadinput", "UPDATE agents_threadlease",
+    ]
+
+
 async def test_a_message_delivered_into_an_active_run():
     agent = make_agent("bot", gate=0)
     woken = await agent.send_message("first", resource_id="u1", thread_id="t1")

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.models import Message, Run, ThreadInput, ThreadLease
 from agents.runtime.threads import Acceptance, Renewal, message_to_signal, thread_key
+from agents.runtime.threads.events import SEQ_BLOCK
 from agents.threads.inputs import input_accept
 from agents.threads.leases import lease_lock
 from agents.threads.recovery import threads_recover
@@ -46,6 +47,31 @@ def test_a_takeover_never_runs_again_an_input_the_dead_run_saved_to_history():
     assert rows == {woke.signal["id"]: ("consumed", "dead", 0),
                     waiting.signal["id"]: ("consumed", "takeover", 0)}
     assert Run.objects.get(id="dead").status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("behavior, action, lease", [
+    ("wake", "wake", ("running", "r-new", "worker", "p1", 1, 0, SEQ_BLOCK)),
+    ("persist", "persist", ("idle", None, "", "", 0, 3, 0)),
+    ("discard", "discard", ("idle", None, "", "", 0, 0, 0)),
+])
+def test_a_new_threads_first_input_writes_its_lease(behavior, action, lease):
+    """The lease row of a thread created by its first input is written once, with what that input
+    made of it: taken by a wake, numbered past a persisted input's events, idle otherwise."""
+    key = thread_key(R, "t-first")
+    done = input_accept(key=key, agent_id="worker", resource_id=R, thread_id="t-first",
+                        signal=message_to_signal("hi"), mode="send", if_active=BRANCH_ACTIVE,
+                        if_idle={**BRANCH_IDLE, "behavior": behavior}, target_run_id=None, new_run_id="r-new",
+                        stream_options={}, ttl_ms=TTL_MS, process_id="p1", state=None)
+    assert done.action == action
+    row = ThreadLease.objects.get(thread_id=key)
+    assert (row.status, row.owner_run_id, row.agent_id, row.owner_process, row.token, row.last_seq,
+            row.reserved_seq) == lease
+    assert (row.expires_at is not None) == (action == "wake")
+    if action == "wake":  # and the lease it hands the run is that row
+        assert (done.lease.token, done.lease.last_seq, done.lease.reserved_seq) == (1, 0, SEQ_BLOCK)
+    # the next input finds that row as any thread's
+    assert accept("t-first", "again").action == {"wake": "deliver", "persist": "wake", "discard": "wake"}[action]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,9 +140,9 @@ class LaggingLocks:
         self.locked_at: dict[str, object] = {}
         lock = getattr(module, name)
 
-        def lagging(target):
+        def lagging(target, **kwargs):
             self.now += timedelta(milliseconds=2 * TTL_MS)
-            lease = lock(target)
+            lease = lock(target, **kwargs)
             self.locked_at[lease.thread_id] = self.now
             return lease
 
@@ -144,9 +170,13 @@ def test_recovery_times_each_lease_it_takes_from_when_it_locked_it(monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_wake_times_its_lease_from_when_it_locked_it(monkeypatch):
+@pytest.mark.parametrize("thread", ["new", "existing"])
+def test_a_wake_times_its_lease_from_when_it_locked_it(monkeypatch, thread):
     from agents.threads import inputs
+    from agents.threads.identity import threads_ensure
 
+    if thread == "existing":
+        threads_ensure({(R, "t-lag-wake")})
     clock = LaggingLocks(monkeypatch, inputs, "lease_lock_or_create")
     woke = accept("t-lag-wake", "hi", run_id="r1")
     assert woke.action == "wake"
