@@ -12,9 +12,15 @@ HSTS, nosniff, X-Frame-Options, Referrer-Policy, COOP) is applied by calling the
 
 from __future__ import annotations
 
-from django.core.handlers.asgi import ASGIHandler
-from django.core.handlers.exception import convert_exception_to_response
+import asyncio
 
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.exception import convert_exception_to_response
+from django.http import HttpResponseBase
+from django.urls import set_script_prefix
+
+from . import request_signals
 from .security import SecurityPolicy
 
 
@@ -37,16 +43,66 @@ class QuietDisconnectHandler(ASGIHandler):
 
 class ApiHandler(QuietDisconnectHandler):
     """``ASGIHandler`` whose middleware chain is the site's security policy around the view (no
-    worker thread for it, :mod:`agents.api.security`), and whose requests share the
+    worker thread for it, :mod:`agents.api.security`), whose requests share the
     process's one worker thread for sync work (Django's handler gives each request a thread of its
     own, and with it a database connection of its own: 50 concurrent requests exhausted
-    PostgreSQL's connections, and each request paid a new thread and a new connection). The thread
-    runtime does all its database work on that thread already."""
+    PostgreSQL's connections, and each request paid a new thread and a new connection; the thread
+    runtime does all its database work on that thread already), and whose request signals make no
+    round trip to that thread while their receivers are Django's own (:mod:`.request_signals`)."""
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"the API's handler serves http, not {scope['type']!r}")
         await self.handle(scope, receive, send)
+
+    async def handle(self, scope, receive, send):
+        """A request, as Django's handler serves it (the body read, the response sent while the
+        client's disconnect is listened for, the view cancelled at it), with the request's start and
+        its response's close told by :mod:`.request_signals` instead of through ``sync_to_async``."""
+        try:
+            body = await self.read_body(receive)
+        except RequestAborted:  # the client left while sending it
+            return
+        try:
+            set_script_prefix(get_script_prefix(scope))
+            await request_signals.started(self.__class__, scope)
+            request, refusal = self.create_request(scope, body)
+            if request is None:  # a request Django refuses before any view (too many fields, a bad host)
+                await self.send_response(refusal, send)
+                await request_signals.close(refusal)
+                return
+            response = await self.answer_unless_gone(request, receive, send)
+            if response is None:
+                await request_signals.finished(self.__class__)
+            else:
+                await request_signals.close(response)
+        finally:
+            body.close()
+
+    async def answer_unless_gone(self, request, receive, send) -> HttpResponseBase | None:
+        """The response to ``request``, sent; None when the client left before it was (the view's
+        task is cancelled then: a view can tell, as under Django's handler)."""
+        async def answer():
+            response = await self.run_get_response(request)
+            try:
+                await self.send_response(response, send)
+            except asyncio.CancelledError:  # the client left while it was sent: it is still closed
+                pass
+            return response
+
+        gone = asyncio.create_task(self.listen_for_disconnect(receive))
+        answering = asyncio.create_task(answer())
+        await asyncio.wait((gone, answering), return_when=asyncio.FIRST_COMPLETED)
+        for task in (gone, answering):
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        if not gone.cancelled():
+            gone.result()  # an ASGI message after the body raises here, as under Django's handler
+        return None if answering.cancelled() else answering.result()
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async)
