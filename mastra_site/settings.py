@@ -533,17 +533,24 @@ LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", LOG_LEVELS)
 # follow LOG_LEVEL.
 LOG_LEVEL_HTTP_CLIENT = LOG_LEVELS[max(LOG_LEVELS.index(LOG_LEVEL), LOG_LEVELS.index(
     env_choice("LOG_LEVEL_HTTP_CLIENT", "WARNING", LOG_LEVELS)))]
+# Django's own logger keeps its level (INFO) and its mail to ADMINS, but not its console handler:
+# under DEBUG that handler printed every line of Django's (each request of the development server,
+# each "Not Found") a second time beside the site's, and as plain text among LOG_FORMAT=json lines.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"log_context": {"()": "mastra_site.logging_context.LogContextFilter"}},
+    "filters": {"log_context": {"()": "mastra_site.logging_context.LogContextFilter"},
+                "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
     "formatters": {
         "json": {"()": "pythonjsonlogger.json.JsonFormatter", "fmt": "%(levelname)s %(name)s %(message)s",
                  "rename_fields": {"levelname": "level", "name": "logger", "exc_info": "exception"},
                  "timestamp": True},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["log_context"],
-                             **({"formatter": "json"} if LOG_FORMAT == "json" else {})}},
+                             **({"formatter": "json"} if LOG_FORMAT == "json" else {})},
+                 "mail_admins": {"level": "ERROR", "filters": ["require_debug_false"],
+                                 "class": "django.utils.log.AdminEmailHandler"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {name: {"level": LOG_LEVEL_HTTP_CLIENT} for name in ("httpx", "httpx2")},
+    "loggers": {"django": {"handlers": ["mail_admins"], "level": "INFO"},
+                **{name: {"level": LOG_LEVEL_HTTP_CLIENT} for name in ("httpx", "httpx2")}},
 }

@@ -59,7 +59,16 @@ logging.getLogger("httpx2").warning("a client warning")
 logging.getLogger("mastra.probe").info("done")
 """
 
-LOG_ENV = ("LOG_FORMAT", "LOG_LEVEL", "LOG_LEVEL_HTTP_CLIENT")
+# lines of Django's own loggers: the development server's request line, a 404
+DJANGO_LINES = """
+import logging
+import django
+django.setup()
+logging.getLogger("django.channels.server").info("HTTP GET /api/agents 200 [0.01, 127.0.0.1:5000]")
+logging.getLogger("django.request").warning("Not Found: /nowhere")
+"""
+
+LOG_ENV = ("LOG_FORMAT", "LOG_LEVEL", "LOG_LEVEL_HTTP_CLIENT", "DEBUG")
 
 
 def run_logs(code: str = LOGS, **env: str) -> subprocess.CompletedProcess:
@@ -86,6 +95,17 @@ def test_text_logs_are_the_default():
     proc = run_logs()
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == "plain line"
+
+
+@pytest.mark.parametrize("debug", ["true", "false"])
+def test_djangos_lines_are_written_once(debug):
+    proc = run_logs(DJANGO_LINES, DEBUG=debug)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["HTTP GET /api/agents 200 [0.01, 127.0.0.1:5000]", "Not Found: /nowhere"]
+    proc = run_logs(DJANGO_LINES, DEBUG=debug, LOG_FORMAT="json")
+    assert [(line["logger"], line["message"]) for line in map(json.loads, proc.stderr.splitlines())] == [
+        ("django.channels.server", "HTTP GET /api/agents 200 [0.01, 127.0.0.1:5000]"),
+        ("django.request", "Not Found: /nowhere")]
 
 
 def test_http_client_requests_are_not_logged_unless_asked():
