@@ -182,10 +182,10 @@ def _closed_around(func: Callable[..., Any]) -> Callable[..., Any]:
 def _kept_open(func: Callable[..., Any], *, close_unusable: bool = False) -> Callable[..., Any]:
     """``func``, after which the calling thread's connection is marked as never too old: with
     ``CONN_MAX_AGE = 0`` Django closes a connection at every request's start and end
-    (``close_old_connections``), and where an API request's signals run on the worker thread (a
-    project's receivers connected to them: :mod:`agents.api.request_signals`), each request closed
-    the connection every run of the process uses, and the next call opened a new one (a sixth of the
-    thread's time under load). A connection that failed and is no longer usable
+    (``close_old_connections``), and an API request's ``request_started`` runs on the worker thread
+    (and its ``request_finished`` where a project connects a receiver to it,
+    :mod:`agents.api.request_signals`), so each request closed the connection every run of the
+    process uses, and the next call opened a new one (a sixth of the thread's time under load). A connection that failed and is no longer usable
     is still closed there; with ``close_unusable`` (the worker thread's calls, which often run with
     no request around them), one that the call left unusable (an error it did not survive, a
     transaction left open) is closed right after the call, as Django closes it at a request's end:

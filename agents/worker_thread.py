@@ -3,8 +3,9 @@
 
 It is asgiref's own thread for thread-sensitive calls (``SyncToAsync.single_thread_executor``),
 the thread Django and Channels give their sync work outside a request of Django's handler (the
-websockets' session and user; the API's request signals when a project connects receivers to
-them, :mod:`agents.api.request_signals`): one queue for all of them, one database connection. :func:`worker_call` reaches it without ``sync_to_async``'s wrapping of each call (a
+websockets' session and user; an API request's ``request_started``, and its ``request_finished``
+where a project connects a receiver to it, :mod:`agents.api.request_signals`): one queue for all of
+them, one database connection. :func:`worker_call` reaches it without ``sync_to_async``'s wrapping of each call (a
 shielded future, the context restored on both sides, its thread-selection locals read and set), and
 without ``run_in_executor``'s chaining of the executor's future to an asyncio one (a lock taken four
 times to read the outcome, callbacks both ways): the thread hands the outcome to the caller's future

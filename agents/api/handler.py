@@ -17,6 +17,7 @@ import asyncio
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
+from django.core.signals import request_started
 from django.http import HttpResponseBase
 from django.urls import set_script_prefix
 
@@ -47,8 +48,9 @@ class ApiHandler(QuietDisconnectHandler):
     process's one worker thread for sync work (Django's handler gives each request a thread of its
     own, and with it a database connection of its own: 50 concurrent requests exhausted
     PostgreSQL's connections, and each request paid a new thread and a new connection; the thread
-    runtime does all its database work on that thread already), and whose request signals make no
-    round trip to that thread while their receivers are Django's own (:mod:`.request_signals`)."""
+    runtime does all its database work on that thread already), and whose responses are closed
+    without a round trip to that thread while ``request_finished`` has only Django's receivers
+    (:mod:`.request_signals`)."""
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -56,16 +58,19 @@ class ApiHandler(QuietDisconnectHandler):
         await self.handle(scope, receive, send)
 
     async def handle(self, scope, receive, send):
-        """A request, as Django's handler serves it (the body read, the response sent while the
-        client's disconnect is listened for, the view cancelled at it), with the request's start and
-        its response's close told by :mod:`.request_signals` instead of through ``sync_to_async``."""
+        """A request, as Django's handler serves it (the body read, ``request_started`` sent, the
+        response sent while the client's disconnect is listened for, the view cancelled at it), with
+        the response closed and ``request_finished`` sent by :mod:`.request_signals` instead of
+        through ``sync_to_async``."""
         try:
             body = await self.read_body(receive)
         except RequestAborted:  # the client left while sending it
             return
         try:
             set_script_prefix(get_script_prefix(scope))
-            await request_signals.started(self.__class__, scope)
+            # as Django sends it: its sync receivers on the worker thread, a round trip that paces new
+            # requests behind the runs' work there (measured, :mod:`.request_signals`)
+            await request_started.asend(sender=self.__class__, scope=scope)
             request, refusal = self.create_request(scope, body)
             if request is None:  # a request Django refuses before any view (too many fields, a bad host)
                 await self.send_response(refusal, send)
