@@ -185,11 +185,11 @@ def _kept_open(func: Callable[..., Any], *, close_unusable: bool = False) -> Cal
     (``close_old_connections``), and an API request's ``request_started`` runs on the worker thread
     (and its ``request_finished`` where a project connects a receiver to it,
     :mod:`agents.api.request_signals`), so each request closed the connection every run of the
-    process uses, and the next call opened a new one (a sixth of the thread's time under load). A connection that failed and is no longer usable
-    is still closed there; with ``close_unusable`` (the worker thread's calls, which often run with
-    no request around them), one that the call left unusable (an error it did not survive, a
-    transaction left open) is closed right after the call, as Django closes it at a request's end:
-    the next call opens a new one. Not on a thread asgiref chose (under ``async_to_sync``), whose
+    process uses, and the next call opened a new one (a sixth of the thread's time under load). A
+    connection that failed and is no longer usable is still closed there; with ``close_unusable``
+    (the worker thread's calls, which often run with no request around them), one that the call
+    left unusable (an error it did not survive, a transaction left open) is closed right after the
+    call, as Django closes it at a request's end: the next call opens a new one. Not on a thread asgiref chose (under ``async_to_sync``), whose
     connection may hold the caller's transaction."""
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
