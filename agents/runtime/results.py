@@ -2,6 +2,8 @@
 
 Attributes are snake_case for Python; ``to_dict()`` gives Mastra's camelCase JSON for the wire.
 Tool calls and tool results stay in Mastra's chunk form (``{"type", "runId", "from", "payload"}``).
+``messages`` and ``remembered_messages`` hold the runtime's model messages (what the run showed the
+model); on the wire they are Mastra's ``MastraDBMessage`` (:func:`db_messages`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .naming import camel_keys
+from .stored_messages import stored_form
 
 #: the usage fields a provider may report (missing ones read as None)
 USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "total_tokens", "reasoning_tokens", "cached_input_tokens"})
@@ -145,13 +148,29 @@ class GenerateResult:
             "response": self.response, "request": self.request, "warnings": self.warnings,
             "providerMetadata": self.provider_metadata, "reasoning": self.reasoning,
             "reasoningText": self.reasoning_text, "sources": self.sources, "files": self.files,
-            "suspendPayload": _camel_suspend(self.suspend_payload), "messages": self.messages,
-            "rememberedMessages": self.remembered_messages, "error": error, "tripwire": self.tripwire,
+            "suspendPayload": _camel_suspend(self.suspend_payload), "messages": db_messages(self.messages),
+            "rememberedMessages": db_messages(self.remembered_messages), "error": error, "tripwire": self.tripwire,
             "traceId": self.trace_id, "spanId": self.span_id,
         }
         if self.scoring_data is not None:  # only with return_scorer_data, as Mastra's
             data["scoringData"] = _camel_scoring(self.scoring_data)
         return data
+
+
+def db_messages(messages: list[dict]) -> list[dict]:
+    """A run's messages (the runtime's model messages) as Mastra's server answers them: its
+    ``MastraDBMessage`` (the stored format, :mod:`.stored_messages`: ``content`` is ``{"format": 2,
+    "parts", ...}``, a tool's results on the assistant message that called it, no ``tool`` role),
+    each with the ``threadId`` and ``resourceId`` of the run's memory thread when it has one."""
+    if not messages:
+        return []
+    out = stored_form(messages)
+    thread = next((m for m in messages if m.get("threadId")), None)
+    if thread is not None:
+        envelope = {"threadId": thread["threadId"], "resourceId": thread.get("resourceId")}
+        for message in out:
+            message.update(envelope)
+    return out
 
 
 def _camel_scoring(data: dict | None) -> dict | None:

@@ -61,6 +61,12 @@ test('generate runs the tool loop with chunk-shaped calls and results', async ()
   assert.deepEqual(result.toolCalls[0].payload.args, { a: 2, b: 5 });
   assert.deepEqual(result.toolResults[0].payload.result, { sum: 7 });
   assert.equal(result.text, 'echo: tool add returned {"sum": 7}');
+  // the run's messages as Mastra's server answers them (MastraDBMessage): the call and its result
+  // on one assistant message, no tool role
+  assert.deepEqual(result.messages.map((m) => [m.role, m.content.format, m.content.parts.map((p) => p.type)]), [
+    ['user', 2, ['text']], ['assistant', 2, ['tool-invocation']], ['assistant', 2, ['text']]]);
+  assert.deepEqual(result.messages[1].content.parts[0].toolInvocation,
+    { state: 'result', toolCallId: result.toolCalls[0].payload.toolCallId, toolName: 'add', args: { a: 2, b: 5 }, result: { sum: 7 } });
 });
 
 test('stream + processDataStream gives every chunk in order', async () => {
@@ -74,7 +80,10 @@ test('stream + processDataStream gives every chunk in order', async () => {
 
 test('memory threads and messages with the envelopes the client reads', async () => {
   const threadId = fresh('mem');
-  await alice.getAgent('echo').generate('remember me', { memory: { thread: threadId, resource: 'alice' } });
+  const remembered = await alice.getAgent('echo').generate('remember me', { memory: { thread: threadId, resource: 'alice' } });
+  assert.deepEqual(remembered.messages.map((m) => [m.role, m.threadId, m.resourceId]),
+    [['user', threadId, 'alice'], ['assistant', threadId, 'alice']]);
+  assert.deepEqual(remembered.rememberedMessages, []);
   const created = await alice.createMemoryThread({ threadId: fresh('made'), title: 'Made here', agentId: 'echo' });
   assert.equal(created.title, 'Made here');
   assert.equal(created.resourceId, 'alice');

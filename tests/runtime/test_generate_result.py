@@ -212,6 +212,49 @@ async def test_remembered_messages_are_only_the_history_from_memory():
 
 
 @pytest.mark.asyncio
+async def test_to_dict_gives_the_messages_as_mastras_db_messages():
+    """On the wire, ``messages`` are Mastra's ``MastraDBMessage`` (as its server answers them): the
+    stored format, a tool's result on the assistant message that called it; no thread without memory."""
+    result = await generate()
+    ids = [m["id"] for m in result.messages]
+    at = [m["createdAt"] for m in result.messages]
+    assert result.to_dict()["messages"] == [
+        {"id": ids[0], "role": "user", "createdAt": at[0],
+         "content": {"format": 2, "parts": [{"type": "text", "text": "Weather in Lagos?"}],
+                     "content": "Weather in Lagos?"}},
+        {"id": ids[1], "role": "assistant", "createdAt": at[1],
+         "content": {"format": 2, "parts": [{"type": "tool-invocation", "toolInvocation": {
+             "state": "result", "toolCallId": "call-1", "toolName": "lookup", "args": {"city": "Lagos"},
+             "result": {"temp": 31, "city": "Lagos"}}}]}},
+        {"id": ids[3], "role": "assistant", "createdAt": at[3],
+         "content": {"format": 2, "parts": [{"type": "text", "text": "It is 31 degrees."}]}},
+    ]
+    assert result.to_dict()["rememberedMessages"] == []
+    assert result.messages[0]["content"] == "Weather in Lagos?"  # Python's stay the model's messages
+
+
+@pytest.mark.asyncio
+async def test_to_dict_gives_a_memory_threads_messages_as_its_store_holds_them():
+    memory = InMemoryMemory()
+    model = ScriptedModel([text_step("first answer"), text_step("second answer")])
+    agent = Agent(id="a", instructions="x", model=model, memory=memory)
+    await agent.generate("one", memory={"resource": "u1", "thread": "t1"})
+    data = (await agent.generate("two", memory={"resource": "u1", "thread": "t1"})).to_dict()
+    stored = (await memory.recall(resource_id="u1", thread_id="t1")).messages
+
+    def shown(message):  # the store stamps an answer with its agent and run
+        content = {k: v for k, v in message["content"].items() if k != "metadata"}
+        return {**message, "content": content}
+
+    assert [m["id"] for m in stored] == [m["id"] for m in data["messages"]]
+    assert data["messages"] == [shown(m) for m in stored]
+    assert data["rememberedMessages"] == data["messages"][:2]
+    assert [(m["threadId"], m["resourceId"]) for m in data["messages"]] == [("t1", "u1")] * 4
+    assert [m["content"]["parts"] for m in data["rememberedMessages"]] == [
+        [{"type": "text", "text": "one"}], [{"type": "text", "text": "first answer"}]]
+
+
+@pytest.mark.asyncio
 async def test_error_is_none_for_a_finished_run():
     assert (await generate()).error is None
 

@@ -122,6 +122,22 @@ async def test_generate_with_memory_fills_the_callers_resource(alice: Api):
     assert roles == ["user", "assistant", "user", "assistant"]
 
 
+async def test_generate_answers_the_runs_messages_as_the_threads_messages_route_does(alice: Api):
+    """``messages`` and ``rememberedMessages`` are Mastra's ``MastraDBMessage``: a client reads them as
+    it reads ``GET /api/memory/threads/<id>/messages`` (the answers' stamps aside)."""
+    await alice.post("/api/agents/echo/generate", {"messages": "one", "memory": {"thread": "t-a"}})
+    result = body(await alice.post("/api/agents/echo/generate", {"messages": "two", "memory": {"thread": "t-a"}}))
+    page = body(await alice.get("/api/memory/threads/t-a/messages?agentId=echo"))
+    unstamped = [{**m, "content": {k: v for k, v in m["content"].items() if k != "metadata"}}
+                 for m in page["messages"]]
+    assert [m["content"]["parts"] for m in result["messages"]] == [
+        [{"type": "text", "text": "one"}], [{"type": "text", "text": "echo: one"}],
+        [{"type": "text", "text": "two"}], [{"type": "text", "text": "echo: two"}]]
+    assert result["messages"] == unstamped
+    assert result["rememberedMessages"] == unstamped[:2]
+    assert {(m["threadId"], m["resourceId"]) for m in result["messages"]} == {("t-a", "alice")}
+
+
 async def test_memory_isolation_per_persona(alice: Api, bob: Api, ops: Api):
     assert (await alice.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-a"}})).status_code == 200
     other = await bob.post("/api/agents/echo/generate", {"messages": "x", "memory": {"thread": "t-a"}})
