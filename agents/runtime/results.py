@@ -73,6 +73,9 @@ class StepResult:
     #: False when the provider reported no usage for this step (``usage`` reads zeros, as Mastra's;
     #: the cost ledger records the step's tokens as unknown)
     usage_reported: bool = True
+    #: the id of the step's assistant message: the ``messageId`` of its ``step-start`` and
+    #: ``step-finish`` chunks
+    message_id: str | None = None
 
     def to_dict(self) -> dict:
         return {

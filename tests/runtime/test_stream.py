@@ -39,12 +39,28 @@ async def test_full_stream_yields_the_exact_chunk_sequence():
         ("text-end", {"id": text_id}),
         ("step-finish", {"stepResult": {"reason": "stop", "isContinued": False},
                          "output": {"usage": {"inputTokens": 4, "outputTokens": 2, "totalTokens": 6}},
-                         "metadata": chunks[7]["payload"]["metadata"], "messageId": "resp-1"}),
+                         "metadata": chunks[7]["payload"]["metadata"], "messageId": message_id}),
         ("finish", {"stepResult": {"reason": "stop"},
                     "output": {"usage": {"inputTokens": 4, "outputTokens": 2, "totalTokens": 6}},
                     "metadata": chunks[8]["payload"]["metadata"]}),
     ]
     assert chunks[2]["type"] == "response-metadata"
+
+
+@pytest.mark.asyncio
+async def test_a_steps_chunks_name_its_assistant_message():
+    """``step-start`` and ``step-finish`` carry the same ``messageId``, as Mastra's: the id of the
+    assistant message the step adds (one per step here), never the provider's response id."""
+    model = ScriptedModel([tool_step(("c1", "t", {}), response_id="resp-1"), text_step("ok", response_id="resp-2")])
+    tool = create_tool(id="t", execute=lambda i: "r")
+    output = await agent_for(model, tools={"t": tool}).stream("hi")
+    chunks = await collect(output)
+    result = await output.get_full_output()
+    started = [c["payload"]["messageId"] for c in chunks if c["type"] == "step-start"]
+    finished = [c["payload"]["messageId"] for c in chunks if c["type"] == "step-finish"]
+    answers = [m["id"] for m in result.messages if m["role"] == "assistant"]
+    assert started == finished == answers
+    assert len(set(answers)) == 2
 
 
 @pytest.mark.asyncio

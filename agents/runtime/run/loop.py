@@ -223,7 +223,7 @@ class Run:
             "output": {"usage": step_result.usage.camel()},
             "metadata": {"request": chunk_request(step_result.request),
                          "response": chunk_response(step_result.response)},
-            "messageId": step_result.response.get("id"),
+            "messageId": step_result.message_id,
         }))
 
     async def continue_after(self, max_steps: int) -> tuple[bool, bool]:

@@ -58,7 +58,7 @@ async def stream_answer(run: Any, model: Any, request: ModelRequest, step_number
     added to ``sent``; when the model fails midway (a :class:`ModelError`), the parts still open get
     their ``*-end`` chunk before the error propagates, and nothing of the attempt enters the run's
     messages or usage."""
-    step = StepResult(step_number=step_number)
+    step = StepResult(step_number=step_number, message_id=message_id)
     step.request = {"body": None}
     answer = _Answer()
     events = model.stream(request)
