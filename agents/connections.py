@@ -189,8 +189,8 @@ def _kept_open(func: Callable[..., Any], *, close_unusable: bool = False) -> Cal
     connection that failed and is no longer usable is still closed there; with ``close_unusable``
     (the worker thread's calls, which often run with no request around them), one that the call
     left unusable (an error it did not survive, a transaction left open) is closed right after the
-    call, as Django closes it at a request's end: the next call opens a new one. Not on a thread asgiref chose (under ``async_to_sync``), whose
-    connection may hold the caller's transaction."""
+    call, as Django closes it at a request's end: the next call opens a new one. Not on a thread
+    asgiref chose (under ``async_to_sync``), whose connection may hold the caller's transaction."""
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
         _check_if_idle()

@@ -9,11 +9,11 @@ them, one database connection. :func:`worker_call` reaches it without ``sync_to_
 of each call (a shielded future, the context restored on both sides, its thread-selection locals
 read and set), and without ``run_in_executor``'s chaining of the executor's future to an asyncio
 one (a lock taken four times to read the outcome, callbacks both ways): the thread hands the
-outcome to the caller's future with one callback on its loop. A call of a function that returns its argument, from the event loop to
-the thread and back, ``async_twin``'s own checks included, both on one CPU (three runs each,
-alternated, on a 2-vCPU machine): 34 to 36 µs this way, 47 to 75 µs through ``run_in_executor``, 58
-to 91 µs through ``sync_to_async``. A chat turn makes two or three such calls, an API request one to
-three. What a call relies on stays:
+outcome to the caller's future with one callback on its loop. A call of a function that returns
+its argument, from the event loop to the thread and back, ``async_twin``'s own checks included,
+both on one CPU (three runs each, alternated, on a 2-vCPU machine): 34 to 36 µs this way, 47 to 75
+µs through ``run_in_executor``, 58 to 91 µs through ``sync_to_async``. A chat turn makes two or
+three such calls, an API request one to three. What a call relies on stays:
 
 - the caller's context: the function runs in a copy of it (context variables such as the request id
   of the logs), with asgiref's ``Local`` storage moved to the thread as asgiref moves it (Django's
