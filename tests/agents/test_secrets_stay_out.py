@@ -99,9 +99,9 @@ async def test_a_run_an_approval_and_a_provider_error_store_and_publish_no_secre
     assert [c["type"] for c in seen if c["type"] in ("step-finish", "finish", "error")] == [
         "step-finish", "finish", "error", "finish"]
     step_finish = next(c for c in seen if c["type"] == "step-finish")
-    assert step_finish["payload"]["metadata"] == {
-        "request": {}, "response": {"id": "echo-response", "timestamp": step_finish["payload"]["metadata"][
-            "response"]["timestamp"], "modelId": "echo"}}
+    answered = {"id": "echo-response", "timestamp": step_finish["payload"]["metadata"]["timestamp"],
+                "modelId": "echo"}
+    assert step_finish["payload"]["metadata"] == {**answered, "request": {}, "response": answered}
     error = next(c for c in seen if c["type"] == "error")
     assert error["payload"]["error"]["message"] == (
         "openai connection to https://svc:[redacted]@llm.internal/v1 failed: HTTP 401 Incorrect API key "
@@ -127,3 +127,4 @@ async def test_the_debug_switch_keeps_the_provider_payloads_in_events():
     step_finish = next(c for c in seen if c["type"] == "step-finish")
     assert step_finish["payload"]["metadata"]["request"]["body"]["messages"][0]["content"] == SYSTEM_PROMPT
     assert step_finish["payload"]["metadata"]["response"]["headers"] == {"x-echo-key": KEY}
+    assert step_finish["payload"]["metadata"]["headers"] == {"x-echo-key": KEY}

@@ -76,6 +76,12 @@ test('stream + processDataStream gives every chunk in order', async () => {
   assert.equal(chunks[0].type, 'start');
   assert.equal(chunks.at(-1).type, 'finish');
   assert.equal(textOf(chunks), 'echo: a\necho: b');
+  // step-finish and finish name the step's message and carry the response where Mastra's do
+  const [stepStart, stepFinish, finish] = ['step-start', 'step-finish', 'finish'].map((t) => chunks.find((c) => c.type === t));
+  assert.equal(stepFinish.payload.messageId, stepStart.payload.messageId);
+  assert.equal(finish.payload.messageId, stepStart.payload.messageId);
+  assert.deepEqual([stepFinish.payload.metadata.id, stepFinish.payload.metadata.modelId], ['echo-response', 'echo']);
+  assert.equal(finish.payload.metadata.timestamp, stepFinish.payload.metadata.timestamp);
 });
 
 test('memory threads and messages with the envelopes the client reads', async () => {

@@ -42,9 +42,34 @@ async def test_full_stream_yields_the_exact_chunk_sequence():
                          "metadata": chunks[7]["payload"]["metadata"], "messageId": message_id}),
         ("finish", {"stepResult": {"reason": "stop"},
                     "output": {"usage": {"inputTokens": 4, "outputTokens": 2, "totalTokens": 6}},
-                    "metadata": chunks[8]["payload"]["metadata"]}),
+                    "metadata": chunks[8]["payload"]["metadata"], "messageId": message_id}),
     ]
     assert chunks[2]["type"] == "response-metadata"
+
+
+@pytest.mark.asyncio
+async def test_step_finish_and_finish_metadata_carry_the_response_as_mastras_do():
+    """Mastra's ``step-finish`` / ``finish`` metadata has the response's ``id``, ``timestamp`` and
+    ``modelId`` at its top; this runtime's also keeps them under ``response``, and ``request``
+    (empty: it would hold the system instructions). ``finish`` names the last step's message."""
+    model = ScriptedModel([tool_step(("c1", "t", {}), response_id="resp-1"), text_step("ok", response_id="resp-2")])
+    tool = create_tool(id="t", execute=lambda i: "r")
+    output = await agent_for(model, tools={"t": tool}).stream("hi")
+    chunks = await collect(output)
+    result = await output.get_full_output()
+    ends = [c["payload"] for c in chunks if c["type"] in ("step-finish", "finish")]
+    responses = [step.response for step in result.steps]
+    assert [sorted(p["metadata"]) for p in ends] == [["id", "modelId", "request", "response", "timestamp"]] * 3
+    assert [(p["metadata"]["id"], p["metadata"]["modelId"], p["metadata"]["timestamp"]) for p in ends] == [
+        ("resp-1", responses[0]["modelId"], responses[0]["timestamp"]),
+        ("resp-2", responses[1]["modelId"], responses[1]["timestamp"]),
+        ("resp-2", responses[1]["modelId"], responses[1]["timestamp"]),
+    ]
+    assert all(p["metadata"]["response"] == {k: p["metadata"][k] for k in ("id", "timestamp", "modelId")}
+               and p["metadata"]["request"] == {} for p in ends)
+    assert isinstance(ends[0]["metadata"]["timestamp"], str) and ends[0]["metadata"]["modelId"]
+    answers = [m["id"] for m in result.messages if m["role"] == "assistant"]
+    assert ends[-1]["messageId"] == answers[-1] == ends[1]["messageId"]
 
 
 @pytest.mark.asyncio

@@ -17,7 +17,7 @@ from ..transforms import transcript_messages
 from ..run_policy import RESOURCE_ID_KEY
 from . import processing, spending, structured
 from .hooks import maybe_await
-from .payloads import chunk_request, chunk_response
+from .payloads import chunk_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +47,11 @@ async def finalize(run: Any) -> GenerateResult:
     # before the thread's lease goes to the next run: that run must find this one's slot free
     await spending.spend_end(run)
     if not run.silent:
-        await run.send(run.chunk("finish", {
-            "stepResult": {"reason": run.finish_reason},
-            "output": {"usage": run.usage.camel()},
-            "metadata": {"request": chunk_request(result.request), "response": chunk_response(result.response)},
-        }))
+        payload = {"stepResult": {"reason": run.finish_reason}, "output": {"usage": run.usage.camel()},
+                   "metadata": chunk_metadata(result.request, result.response)}
+        if run.steps and run.steps[-1].message_id is not None:
+            payload["messageId"] = run.steps[-1].message_id  # the last step's assistant message
+        await run.send(run.chunk("finish", payload))
     if write_end is not None:
         # a thread run: its messages, its record and the thread's lease in one write; the
         # finish chunk reaches the thread's subscribers after it

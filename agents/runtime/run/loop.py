@@ -30,7 +30,7 @@ from .. import transforms
 from ..logcontext import enter_run, leave_run
 from . import ending, processing, resume_state, spending, step, tool_phase
 from .hooks import ThreadHooks, TripWire, maybe_await
-from .payloads import chunk_request, chunk_response
+from .payloads import chunk_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -221,8 +221,7 @@ class Run:
         await self.send(self.chunk("step-finish", {
             "stepResult": {"reason": step_result.finish_reason, "isContinued": more},
             "output": {"usage": step_result.usage.camel()},
-            "metadata": {"request": chunk_request(step_result.request),
-                         "response": chunk_response(step_result.response)},
+            "metadata": chunk_metadata(step_result.request, step_result.response),
             "messageId": step_result.message_id,
         }))
 

@@ -19,3 +19,12 @@ def chunk_response(response: dict) -> dict:
     response ``headers`` unless ``keep_provider_payloads`` is on."""
     keep = current_limits().keep_provider_payloads
     return {k: v for k, v in response.items() if k != "messages" and (keep or k != "headers")}
+
+
+def chunk_metadata(request: dict, response: dict) -> dict:
+    """The ``metadata`` of ``step-finish`` / ``finish``: the response's fields at the top (``id``,
+    ``timestamp``, ``modelId``; ``headers`` when kept), where Mastra's chunks have them, then
+    ``request`` and the same response fields again under ``response``, where this runtime's chunks
+    had them first."""
+    answered = chunk_response(response)
+    return {**answered, "request": chunk_request(request), "response": answered}
