@@ -13,6 +13,7 @@ from typing import Any
 
 from .naming import camel_keys
 from .stored_messages import stored_form
+from .ui_messages import ui_messages
 
 #: the usage fields a provider may report (missing ones read as None)
 USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "total_tokens", "reasoning_tokens", "cached_input_tokens"})
@@ -132,11 +133,27 @@ class GenerateResult:
     span_id: str | None = None
     #: what the scorers score, with ``return_scorer_data`` (``{"input": {...}, "output": [...]}``)
     scoring_data: dict | None = None
+    #: ``response["messages"]`` as displays show them, when the agent or its tools have display
+    #: transforms (docs/agents.md); None: the real ones are shown (:attr:`ui_messages`)
+    display_messages: list | None = None
 
     @property
     def models(self) -> list[str | None]:
         """The model that answered each step, in order (``provider/model_id``)."""
         return [s.model for s in self.steps]
+
+    @property
+    def db_messages(self) -> list[dict]:
+        """The run's response messages (``response["messages"]``) in Mastra's stored format, as
+        ``messages`` are on the wire (Mastra's ``response.dbMessages``)."""
+        return db_messages(self.response.get("messages") or [], thread_of=self.messages)
+
+    @property
+    def ui_messages(self) -> list[dict]:
+        """The run's response messages as the AI SDK's ``UIMessage`` (v5), through the display
+        transforms (Mastra's ``response.uiMessages``; :mod:`.ui_messages`)."""
+        shown = self.display_messages if self.display_messages is not None else self.response.get("messages")
+        return ui_messages(db_messages(shown or [], thread_of=self.messages))
 
     def to_dict(self) -> dict:
         """Mastra's camelCase JSON form (what the HTTP API answers)."""
@@ -148,7 +165,7 @@ class GenerateResult:
             "usedFallbackValue": self.used_fallback_value, "toolCalls": self.tool_calls,
             "toolResults": self.tool_results, "usage": self.usage.camel(), "totalUsage": self.total_usage.camel(),
             "steps": [s.to_dict() for s in self.steps], "finishReason": self.finish_reason,
-            "response": self.response, "request": self.request, "warnings": self.warnings,
+            "response": self._response_dict(), "request": self.request, "warnings": self.warnings,
             "providerMetadata": self.provider_metadata, "reasoning": self.reasoning,
             "reasoningText": self.reasoning_text, "sources": self.sources, "files": self.files,
             "suspendPayload": _camel_suspend(self.suspend_payload), "messages": db_messages(self.messages),
@@ -159,16 +176,24 @@ class GenerateResult:
             data["scoringData"] = _camel_scoring(self.scoring_data)
         return data
 
+    def _response_dict(self) -> dict:
+        if not self.response:  # no step answered
+            return self.response
+        stored = self.db_messages
+        shown = ui_messages(stored) if self.display_messages is None else self.ui_messages
+        return {**self.response, "uiMessages": shown, "dbMessages": stored}
 
-def db_messages(messages: list[dict]) -> list[dict]:
+
+def db_messages(messages: list[dict], *, thread_of: list[dict] | None = None) -> list[dict]:
     """A run's messages (the runtime's model messages) as Mastra's server answers them: its
     ``MastraDBMessage`` (the stored format, :mod:`.stored_messages`: ``content`` is ``{"format": 2,
     "parts", ...}``, a tool's results on the assistant message that called it, no ``tool`` role),
-    each with the ``threadId`` and ``resourceId`` of the run's memory thread when it has one."""
+    each with the ``threadId`` and ``resourceId`` of the run's memory thread when it has one (read
+    from ``thread_of``, the run's messages, when given: its input messages carry them)."""
     if not messages:
         return []
     out = stored_form(messages)
-    thread = next((m for m in messages if m.get("threadId")), None)
+    thread = next((m for m in (messages if thread_of is None else thread_of) if m.get("threadId")), None)
     if thread is not None:
         envelope = {"threadId": thread["threadId"], "resourceId": thread.get("resourceId")}
         for message in out:

@@ -156,10 +156,35 @@ async def transcript_messages(run: Any, messages: list[dict]) -> list[dict]:
     return out
 
 
+def displayed_messages(messages: list[dict], shown: dict[tuple[str, Any], dict]) -> list[dict]:
+    """``messages`` (a run's answers) with the tool payloads its display chunks showed: ``shown``
+    maps ``(chunk type, toolCallId)`` to the payload of the ``tool-call``, ``tool-result`` or
+    ``tool-error`` chunk a display transform changed (copies; the transforms are not run again)."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") not in ("assistant", "tool") or not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            call_id = part.get("toolCallId") if kind else None
+            if kind == "tool-call" and ("tool-call", call_id) in shown:
+                part = {**part, "args": shown["tool-call", call_id]["args"]}
+            elif kind == "tool-result" and part.get("isError") and ("tool-error", call_id) in shown:
+                part = {**part, "result": shown["tool-error", call_id]["error"]}
+            elif kind == "tool-result" and ("tool-result", call_id) in shown:
+                part = {**part, "result": shown["tool-result", call_id]["result"]}
+            parts.append(part)
+        out.append({**message, "content": parts})
+    return out
+
+
 def transforming(run: Any) -> bool:
     """Whether any display transform may apply to ``run``'s chunks."""
     return bool(getattr(run.agent, "transform", None)) or any(getattr(t, "transform", None) for t in run.tools.values())
 
 
-__all__ = ["PHASE_KEYS", "TARGETS", "display_chunk", "payload_for", "tool_transform_check", "transcript_messages",
-           "transform_policy_check", "transforming"]
+__all__ = ["PHASE_KEYS", "TARGETS", "display_chunk", "displayed_messages", "payload_for", "tool_transform_check",
+           "transcript_messages", "transform_policy_check", "transforming"]

@@ -67,6 +67,11 @@ test('generate runs the tool loop with chunk-shaped calls and results', async ()
     ['user', 2, ['text']], ['assistant', 2, ['tool-invocation']], ['assistant', 2, ['text']]]);
   assert.deepEqual(result.messages[1].content.parts[0].toolInvocation,
     { state: 'result', toolCallId: result.toolCalls[0].payload.toolCallId, toolName: 'add', args: { a: 2, b: 5 }, result: { sum: 7 } });
+  // the response's answers as UI messages (the AI SDK's UIMessage) and as stored messages
+  assert.deepEqual(result.response.uiMessages.map((m) => [m.role, m.parts.map((p) => [p.type, p.state ?? null])]), [
+    ['assistant', [['tool-add', 'output-available']]], ['assistant', [['text', null]]]]);
+  assert.deepEqual(result.response.uiMessages[0].parts[0].output, { sum: 7 });
+  assert.deepEqual(result.response.dbMessages, result.messages.slice(1));
 });
 
 test('stream + processDataStream gives every chunk in order', async () => {

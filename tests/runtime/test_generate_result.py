@@ -104,10 +104,74 @@ async def test_step_response_has_id_model_id_and_headers():
 
 
 @pytest.mark.asyncio
-async def test_response_is_the_last_steps_response():
+async def test_response_is_the_last_steps_response_with_every_answer_of_the_run():
     response = (await generate()).response
     assert (response["id"], response["modelId"], response["headers"]) == ("resp-2", "scripted", {"x-request-id": "req-2"})
-    assert response["messages"][0]["content"] == [{"type": "text", "text": "It is 31 degrees."}]
+    # Mastra's response.messages: every response message of the run, the tool call and its result included
+    assert [(m["role"], m["content"]) for m in response["messages"]] == [
+        ("assistant", [{"type": "tool-call", "toolCallId": "call-1", "toolName": "lookup", "args": {"city": "Lagos"}}]),
+        ("tool", [{"type": "tool-result", "toolCallId": "call-1", "toolName": "lookup",
+                   "result": {"temp": 31, "city": "Lagos"}}]),
+        ("assistant", [{"type": "text", "text": "It is 31 degrees."}]),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_inputs_taken_in_during_the_run_are_not_answers():
+    model = ScriptedModel([text_step("draft"), text_step("final")])
+    agent = Agent(id="weather", instructions="x", model=model)
+    result = await agent.generate("Weather?", on_iteration_complete=lambda ctx: (
+        {"continue": True, "feedback": "shorter"} if ctx["iteration"] == 1 else None))
+    assert [m["role"] for m in result.messages[-3:]] == ["assistant", "user", "assistant"]  # the feedback went in
+    assert [(m["role"], m["content"]) for m in result.response["messages"]] == [
+        ("assistant", [{"type": "text", "text": "draft"}]), ("assistant", [{"type": "text", "text": "final"}])]
+
+
+@pytest.mark.asyncio
+async def test_db_messages_are_the_answers_in_the_stored_format():
+    result = await generate()
+    first, second = (m for m in result.response["messages"] if m["role"] == "assistant")
+    assert result.db_messages == [
+        {"id": first["id"], "role": "assistant", "createdAt": first["createdAt"], "content": {"format": 2, "parts": [
+            {"type": "tool-invocation", "toolInvocation": {"state": "result", "toolCallId": "call-1",
+                                                           "toolName": "lookup", "args": {"city": "Lagos"},
+                                                           "result": {"temp": 31, "city": "Lagos"}}}]}},
+        {"id": second["id"], "role": "assistant", "createdAt": second["createdAt"], "content": {"format": 2, "parts": [
+            {"type": "text", "text": "It is 31 degrees."}]}},
+    ]
+
+
+@pytest.mark.asyncio
+async def test_ui_messages_are_the_answers_as_the_ai_sdks_ui_messages():
+    result = await generate()
+    first, second = (m for m in result.response["messages"] if m["role"] == "assistant")
+    assert result.ui_messages == [
+        {"id": first["id"], "role": "assistant", "metadata": {"createdAt": first["createdAt"]}, "parts": [
+            {"type": "tool-lookup", "toolCallId": "call-1", "input": {"city": "Lagos"},
+             "output": {"temp": 31, "city": "Lagos"}, "state": "output-available"}]},
+        {"id": second["id"], "role": "assistant", "metadata": {"createdAt": second["createdAt"]}, "parts": [
+            {"type": "text", "text": "It is 31 degrees."}]},
+    ]
+
+
+@pytest.mark.asyncio
+async def test_the_wire_response_carries_ui_and_db_messages_as_mastras():
+    result = await generate()
+    response = result.to_dict()["response"]
+    assert list(response) == ["id", "timestamp", "modelId", "headers", "messages", "uiMessages", "dbMessages"]
+    assert response["uiMessages"] == result.ui_messages
+    assert response["dbMessages"] == result.db_messages
+    assert [m["role"] for m in response["messages"]] == ["assistant", "tool", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_a_run_on_a_memory_thread_names_the_thread_in_its_ui_and_db_messages():
+    agent = Agent(id="weather", instructions="x", model=two_step_model(), tools={"lookup": LOOKUP},
+                  memory=InMemoryMemory())
+    result = await agent.generate("Weather in Lagos?", memory={"resource": "ann", "thread": "t-1"})
+    assert [(m["threadId"], m["resourceId"]) for m in result.db_messages] == [("t-1", "ann")] * 2
+    assert [(m["metadata"]["threadId"], m["metadata"]["resourceId"]) for m in result.ui_messages] == [("t-1", "ann")] * 2
+    assert [m["id"] for m in result.ui_messages] == [m["id"] for m in result.db_messages]
 
 
 @pytest.mark.asyncio

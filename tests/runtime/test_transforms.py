@@ -1,5 +1,7 @@
 """Tool payload transforms: displays and transcripts see transformed payloads, the model the real ones."""
 
+import json
+
 import pytest
 
 from agents.runtime import Agent, AgentConfigError, InMemoryMemory, create_tool
@@ -75,6 +77,51 @@ async def test_the_agent_policy_applies_to_every_tool_and_only_to_its_targets():
     saved = await memory.store.list_messages(resource_id="u", thread_id="t")
     assert saved[1]["content"]["parts"][0]["toolInvocation"]["result"] == {"card": "4111-1111-1111-1111",
                                                                            "owner": "Ann"}
+
+
+@pytest.mark.asyncio
+async def test_ui_messages_show_what_the_display_showed_without_running_the_transforms_again():
+    seen = []
+
+    def policy(ctx):
+        seen.append(ctx["phase"])
+        return {"ssn": "***"} if ctx["phase"] == "input-available" else {"owner": ctx["output"]["owner"]}
+
+    model = ScriptedModel([tool_step(("c1", "lookup", {"ssn": "123-45-6789"})), text_step("done")])
+    agent = Agent(id="a", instructions="x", model=model, tools={"lookup": lookup()},
+                  transform={"transformToolPayload": policy, "targets": ["display"]})
+    result = await agent.generate("find")
+    assert seen == ["input-available", "output-available"]  # once each, for the chunks
+    tool_part = result.ui_messages[0]["parts"][0]
+    assert (tool_part["input"], tool_part["output"]) == ({"ssn": "***"}, {"owner": "Ann"})
+    assert result.to_dict()["response"]["uiMessages"][0]["parts"][0] == tool_part
+    # the answers themselves and their stored form keep the real payloads
+    real = result.db_messages[0]["content"]["parts"][0]["toolInvocation"]
+    assert (real["args"], real["result"]["card"]) == ({"ssn": "123-45-6789"}, "4111-1111-1111-1111")
+    assert result.response["messages"][1]["content"][0]["result"]["card"] == "4111-1111-1111-1111"
+
+
+@pytest.mark.asyncio
+async def test_ui_messages_show_a_failed_tool_through_the_error_phase():
+    model = ScriptedModel([tool_step(("c1", "lookup", {"ssn": "1"})), text_step("sorry")])
+    result = await Agent(id="a", instructions="x", model=model, tools={"lookup": lookup(MASK, fail=True)}).generate(
+        "find")
+    assert result.ui_messages[0]["parts"][0]["output"] == "lookup failed"
+    assert "4111" in str(result.db_messages[0]["content"]["parts"][0]["toolInvocation"]["result"])
+
+
+@pytest.mark.asyncio
+async def test_a_run_resumed_after_an_approval_keeps_what_the_display_showed_before(run_store):
+    model = ScriptedModel([tool_step(("c1", "lookup", {"ssn": "1"})), text_step("done")])
+    transform = {"display": {"input": lambda ctx: "in", "output": lambda ctx: "out"}}
+    agent = Agent(id="a", instructions="x", model=model, tools={"lookup": lookup(transform)})
+    first = await agent.generate("find", require_tool_approval=True)
+    # the resumed run is built from the suspended state, as the database keeps it (JSON)
+    entry = run_store.suspended[first.run_id]
+    entry["state"] = json.loads(json.dumps(entry["state"]))
+    result = await agent.approve_tool_call_generate(run_id=first.run_id, tool_call_id="c1")
+    tool_part = result.ui_messages[0]["parts"][0]
+    assert (tool_part["input"], tool_part["output"], tool_part["state"]) == ("in", "out", "output-available")
 
 
 @pytest.mark.asyncio

@@ -13,7 +13,7 @@ from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
 from ..stored_messages import answers_stamped, error_entry, stored_form
 from ..tracing import spans_export
-from ..transforms import transcript_messages
+from ..transforms import displayed_messages, transcript_messages
 from ..run_policy import RESOURCE_ID_KEY
 from . import processing, spending, structured
 from .hooks import maybe_await
@@ -44,6 +44,8 @@ async def finalize(run: Any) -> GenerateResult:
         if not recorded:
             await save_memory(run)
     result = build_result(run, text)
+    if run.displayed:
+        result.display_messages = displayed_messages(result.response.get("messages") or [], run.displayed)
     # before the thread's lease goes to the next run: that run must find this one's slot free
     await spending.spend_end(run)
     if not run.silent:
@@ -100,7 +102,7 @@ def build_result(run: Any, text: str) -> GenerateResult:
         run_id=run.run_id, text=text, object=run.object, tool_calls=[c for s in steps for c in s.tool_calls],
         tool_results=[r for s in steps for r in s.tool_results],
         usage=Usage(run.usage), total_usage=Usage(run.usage), steps=steps,
-        finish_reason=run.finish_reason, response=dict(last.response) if last else {},
+        finish_reason=run.finish_reason, response={**last.response, "messages": answers(run)} if last else {},
         request=dict(last.request) if last else {}, warnings=[w for s in steps for w in s.warnings],
         provider_metadata=last.provider_metadata if last else {},
         reasoning=[r for s in steps for r in s.reasoning],
@@ -113,6 +115,12 @@ def build_result(run: Any, text: str) -> GenerateResult:
         trace_id=run.span.trace_id if run.span is not None else None,
         span_id=run.span.span_id if run.span is not None else None,
     )
+
+
+def answers(run: Any) -> list[dict]:
+    """The run's response messages (``result.response["messages"]``): its assistant and tool
+    messages, every step's, as Mastra's (the inputs taken in during the run are not answers)."""
+    return [m for m in run.response_messages if m.get("role") in ("assistant", "tool")]
 
 
 def unsaved_messages(run: Any) -> list[dict]:

@@ -106,6 +106,8 @@ class Run:
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
         self.transforming = transforms.transforming(self)
+        #: the tool payloads display transforms changed: (chunk type, toolCallId) -> shown payload
+        self.displayed: dict[tuple[str, Any], dict] = {}
         #: nobody sees this run's chunks (``generate`` without ``on_chunk``, no output processor
         #: that reads the stream, no display transform): the run skips making them; what a chunk
         #: carries that the result needs (a step's tool calls and results) is still made
@@ -130,7 +132,9 @@ class Run:
         if self.silent:  # the chunk sites that build a payload only for it skip even building it
             return
         if self.transforming:  # displays see the transformed tool payloads, the run the real ones
-            chunk = await transforms.display_chunk(self, chunk)
+            original, chunk = chunk, await transforms.display_chunk(self, chunk)
+            if chunk is not original:  # kept for the result's UI messages (``ui_messages``)
+                self.displayed[chunk["type"], chunk["payload"].get("toolCallId")] = chunk["payload"]
         chunks = await processing.output_stream_run(self, chunk) if self.output_processors else [chunk]
         for item in chunks:
             result = self.emit(item)

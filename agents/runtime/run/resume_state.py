@@ -50,6 +50,8 @@ def to_state(run: Any) -> dict:
                    if k not in ("store", "on_title_generated", "generate_title")} or None,
         "request_context": run.request_context, "started_at": run.started_at,
         "suspension": run.suspension, "chain_index": run.chain_index,
+        # what the display transforms showed of the calls before the suspension (the UI messages)
+        "displayed": [[kind, call_id, payload] for (kind, call_id), payload in run.displayed.items()],
         # the resumed run joins this trace, under this run's root span
         "trace": {"trace_id": run.span.trace_id, "span_id": run.span.span_id} if run.span is not None else None,
     }
@@ -68,6 +70,7 @@ def load_state(run: Any, state: dict) -> None:
     run.done_results = state["done_results"]
     run.decisions = dict(state["decisions"])
     run.remembered = state.get("remembered") or []
+    run.displayed = {(kind, call_id): payload for kind, call_id, payload in state.get("displayed") or []}
     run.started_at = state.get("started_at") or run.started_at
     run.resume_data = dict(state.get("resume_data") or {})
     # the resumed run asks the model that answered last (a chain's fallback stays), if it is still there

@@ -104,6 +104,15 @@ async def test_generate_runs_the_tool_loop_with_chunk_shaped_calls_and_results(a
     assert call["payload"]["toolName"] == "add" and call["payload"]["args"] == {"a": 2, "b": 5}
     assert result["toolResults"][0]["payload"]["result"] == {"sum": 7}
     assert result["finishReason"] == "stop" and len(result["steps"]) == 2
+    # the response as Mastra's: every answer of the run, and the same as UI and stored messages
+    answer = result["response"]
+    assert [m["role"] for m in answer["messages"]] == ["assistant", "tool", "assistant"]
+    call_id = call["payload"]["toolCallId"]
+    assert [m["parts"] for m in answer["uiMessages"]] == [
+        [{"type": "tool-add", "toolCallId": call_id, "input": {"a": 2, "b": 5}, "output": {"sum": 7},
+          "state": "output-available"}],
+        [{"type": "text", "text": result["text"]}]]
+    assert answer["dbMessages"] == result["messages"][1:]  # the input first, then the answers
 
 
 async def test_generate_with_memory_fills_the_callers_resource(alice: Api):
