@@ -48,7 +48,9 @@ MODEL_SETTINGS = frozenset({"temperature", "max_output_tokens", "top_p", "top_k"
 MEMORY_KEYS = frozenset({"resource", "thread", "options", "on_title_generated"})
 MEMORY_OPTION_KEYS = frozenset({"last_messages", "read_only", "generate_title"})
 STRUCTURED_KEYS = frozenset({"schema", "model", "error_strategy", "fallback_value", "instructions",
-                             "json_prompt_injection", "provider_options"})
+                             "json_prompt_injection", "provider_options", "logger"})
+#: what ``structured_output.logger`` must have: a ``logging.Logger`` (or adapter) has them
+LOGGER_METHODS = ("error", "warning", "info")
 HOOK_NAMES = frozenset({"before_tool_call", "after_tool_call"})
 CALLBACKS = ("on_iteration_complete", "on_chunk", "on_error", "on_abort", "on_step_finish", "on_finish",
              "prepare_step")
@@ -144,10 +146,7 @@ def validate_options(options: dict) -> dict:
         structured = snake_keys(structured)
         bad = set(structured) - STRUCTURED_KEYS
         if bad:
-            name = sorted(bad)[0]
-            if name == "logger":
-                raise AgentConfigError("options.structured_output.logger", NOT_SUPPORTED, code="unsupported_option")
-            raise AgentConfigError(f"options.structured_output.{name}", "unknown key")
+            raise AgentConfigError(f"options.structured_output.{sorted(bad)[0]}", "unknown key")
         if "schema" not in structured:
             raise AgentConfigError("options.structured_output.schema", "is required")
         # compiled now so that a bad schema (a $ref outside it, above all) is refused before the run
@@ -157,6 +156,10 @@ def validate_options(options: dict) -> dict:
             raise AgentConfigError("options.structured_output.error_strategy", "must be 'strict', 'warn' or 'fallback'")
         if strategy == "fallback" and "fallback_value" not in structured:
             raise AgentConfigError("options.structured_output.fallback_value", "is required with error_strategy 'fallback'")
+        told = structured.get("logger")
+        if told is not None and not all(callable(getattr(told, m, None)) for m in LOGGER_METHODS):
+            raise AgentConfigError("options.structured_output.logger",
+                                   "must be a logging.Logger (or an object with error, warning and info methods)")
         inj = structured.get("json_prompt_injection", "auto")
         if inj not in (True, False, "system", "inline", "auto"):
             raise AgentConfigError("options.structured_output.json_prompt_injection", "must be a bool, 'system', 'inline' or 'auto'")

@@ -39,11 +39,14 @@ async def test_unknown_option_is_rejected_before_any_model_call():
 
 
 @pytest.mark.asyncio
-async def test_the_structured_output_logger_is_not_supported_yet():
+async def test_a_structured_output_logger_must_be_a_logger():
+    model = ScriptedModel([])
     with pytest.raises(AgentConfigError) as info:
-        await agent_with(ScriptedModel([])).generate("hi", structured_output={"schema": {"type": "object"},
-                                                                              "logger": object()})
-    assert (info.value.field, info.value.code) == ("options.structured_output.logger", "unsupported_option")
+        await agent_with(model).generate("hi", structured_output={"schema": {"type": "object"}, "logger": print})
+    assert (info.value.field, str(info.value)) == (
+        "options.structured_output.logger",
+        "options.structured_output.logger: must be a logging.Logger (or an object with error, warning and info methods)")
+    assert model.calls == 0
 
 
 @pytest.mark.asyncio

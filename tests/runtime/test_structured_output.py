@@ -1,11 +1,12 @@
 """structured_output: schema dict or pydantic, separate model, error strategies, prompt injection."""
 
 import json
+import logging
 
 import pydantic
 import pytest
 
-from agents.runtime import Agent, AgentConfigError, StructuredOutputError, create_tool
+from agents.runtime import Agent, AgentConfigError, ModelError, StructuredOutputError, create_tool
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 from agents.runtime.tools import Schema
 
@@ -112,6 +113,97 @@ async def test_an_answer_that_matches_is_not_a_fallback():
         "schema": SCHEMA, "error_strategy": "fallback", "fallback_value": {"city": "unknown", "temp": 0}})
     assert result.object == {"city": "Lagos", "temp": 31}
     assert result.used_fallback_value is False and result.to_dict()["usedFallbackValue"] is False
+
+
+class Told:
+    """A structured output ``logger``: what it was told, by level."""
+
+    def __init__(self):
+        self.lines = []
+
+    def error(self, line):
+        self.lines.append(("error", line))
+
+    def warning(self, line):
+        self.lines.append(("warning", line))
+
+    def info(self, line):
+        self.lines.append(("info", line))
+
+
+MISMATCH = "structured output does not match the schema: (root): 'temp' is a required property"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("strategy, level, suffix", [("strict", "error", ""), ("warn", "warning", ""),
+                                                     ("fallback", "info", " (using fallback)")])
+async def test_the_logger_hears_of_an_answer_that_does_not_match_at_its_strategys_level(strategy, level, suffix):
+    told = Told()
+    model = ScriptedModel([text_step('{"city": "Lagos"}')])
+    result = await agent_for(model).generate("Weather?", run_id="run-7", structured_output={
+        "schema": SCHEMA, "error_strategy": strategy, "fallback_value": {"city": "?", "temp": 0}, "logger": told})
+    assert told.lines == [(level, f"run run-7: {MISMATCH}{suffix}")]
+    assert result.finish_reason == ("error" if strategy == "strict" else "stop")
+
+
+@pytest.mark.asyncio
+async def test_the_logger_hears_nothing_of_an_answer_that_matches():
+    told = Told()
+    model = ScriptedModel([text_step('{"city": "Lagos", "temp": 31}')])
+    await agent_for(model).generate("Weather?", structured_output={"schema": SCHEMA, "logger": told})
+    assert told.lines == []
+
+
+@pytest.mark.asyncio
+async def test_a_logging_logger_is_a_logger(caplog):
+    model = ScriptedModel([text_step('{"city": "Lagos"}')])
+    with caplog.at_level(logging.INFO, logger="app.weather"):
+        await agent_for(model).generate("Weather?", run_id="run-8", structured_output={
+            "schema": SCHEMA, "errorStrategy": "warn", "logger": logging.getLogger("app.weather")})
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("app.weather", "WARNING", f"run run-8: {MISMATCH}")]
+
+
+def test_a_stored_wake_keeps_its_structured_output_without_the_logger():
+    from agents.runtime.threads.inputs import storable_options
+
+    # stream options are stored with a queued input as JSON (another process may run it)
+    for name in ("structured_output", "structuredOutput"):
+        options = {name: {"schema": SCHEMA, "logger": Told()}, "max_steps": 2}
+        assert storable_options(options) == {name: {"schema": SCHEMA}, "max_steps": 2}
+        assert "logger" in options[name]  # the caller's own options are left as they were
+
+
+def failing_structurer():
+    return ScriptedModel([ModelError("rate limited by the provider", code="rate_limited", status=429)],
+                         model_id="structurer")
+
+
+@pytest.mark.asyncio
+async def test_a_structuring_model_that_fails_ends_a_strict_run_with_its_error():
+    errors, told = [], Told()
+    model = ScriptedModel([text_step("It is 31 in Lagos.")])
+    result = await agent_for(model).generate("Weather?", run_id="run-9", on_error=errors.append, structured_output={
+        "schema": SCHEMA, "model": failing_structurer(), "logger": told})
+    assert result.finish_reason == "error"
+    assert isinstance(result.error, ModelError) and result.error.code == "rate_limited"
+    assert [e["error"] for e in errors] == [result.error]
+    assert result.text == "It is 31 in Lagos." and result.object is None
+    assert told.lines == [("error", "run run-9: structuring failed: rate limited by the provider")]
+
+
+@pytest.mark.asyncio
+async def test_a_structuring_model_that_fails_is_a_warning_or_the_fallback_under_those_strategies():
+    warned = await agent_for(ScriptedModel([text_step("31")])).generate("Weather?", structured_output={
+        "schema": SCHEMA, "model": failing_structurer(), "error_strategy": "warn"})
+    assert (warned.finish_reason, warned.object, warned.error) == ("stop", None, None)
+    assert warned.warnings == [{"type": "structured-output",
+                                "message": "structuring failed: rate limited by the provider"}]
+    fell_back = await agent_for(ScriptedModel([text_step("31")])).generate("Weather?", structured_output={
+        "schema": SCHEMA, "model": failing_structurer(), "error_strategy": "fallback",
+        "fallback_value": {"city": "?", "temp": 0}})
+    assert (fell_back.finish_reason, fell_back.object, fell_back.used_fallback_value) == ("stop", {"city": "?", "temp": 0},
+                                                                                         True)
 
 
 @pytest.mark.asyncio

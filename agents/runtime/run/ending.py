@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import StructuredOutputError
+from ..errors import ModelError, StructuredOutputError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
@@ -32,7 +32,7 @@ async def finalize(run: Any) -> GenerateResult:
         run.finish_reason = run.steps[-1].finish_reason if run.steps else "other"
         try:
             await structured.structure(run, "".join(s.text for s in run.steps[-1:]))
-        except StructuredOutputError as exc:
+        except (StructuredOutputError, ModelError) as exc:  # ModelError: a structuring model's (strict)
             await run.finish_error(exc)
     if run.output_processors and run.finish_reason != "suspended":
         text = await processing.output_result_run(run, text)

@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any
 
-from ..errors import StructuredOutputError
+from ..errors import ModelError, StructuredOutputError
 from ..providers.base import ModelRequest
 from ..tools import Schema, ToolValidationError, to_jsonable
 
@@ -56,30 +56,50 @@ def inject_json_instruction(messages: list[dict], schema: dict, *, inline: bool)
 async def structure(run: Any, text: str) -> None:
     """Parse and validate the run's answer into ``run.object`` and send ``object-result``.
 
-    Raises :class:`StructuredOutputError` when the answer does not match under the ``strict``
-    strategy (the default); ``fallback`` uses ``fallback_value``, ``warn`` records a warning."""
+    An answer that does not match the schema, or a structuring model that fails (``model``), is
+    handled by ``error_strategy``: ``strict`` (the default) raises :class:`StructuredOutputError`
+    (the structuring model's :class:`ModelError` as it is), ``fallback`` uses ``fallback_value``,
+    ``warn`` records a warning. The option's ``logger`` hears of each, as Mastra's does: ``error``
+    (strict), ``warning`` (warn), ``info`` (fallback)."""
     structured = run.options.get("structured_output")
     if not structured or run.finish_reason in ("error", "abort", "suspended"):
         return
     schema = schema_of(structured)
+    problem, error = None, None
     if structured.get("model") is not None:
-        text = await _structuring_call(run, structured, schema)
-    strategy = structured.get("error_strategy", "strict")
-    try:
-        value = json.loads(_strip_fences(text))
-        value = schema.validate(value)
-        run.object = to_jsonable(value)
-    except (ValueError, ToolValidationError) as exc:
-        problem = f"structured output does not match the schema: {exc}"
-        if strategy == "fallback":
-            run.object = structured.get("fallback_value")
-            run.used_fallback_value = True
-        elif strategy == "warn":
-            logger.warning("run %s: %s", run.run_id, problem)
-            run.steps[-1].warnings.append({"type": "structured-output", "message": problem})
-        else:
-            raise StructuredOutputError(problem) from None
+        try:
+            text = await _structuring_call(run, structured, schema)
+        except ModelError as exc:
+            problem, error = f"structuring failed: {exc}", exc
+    if problem is None:
+        try:
+            run.object = to_jsonable(schema.validate(json.loads(_strip_fences(text))))
+        except (ValueError, ToolValidationError) as exc:
+            problem = f"structured output does not match the schema: {exc}"
+            error = StructuredOutputError(problem)
+    if problem is not None:
+        _apply_strategy(run, structured, problem, error)
     await run.send(run.chunk("object-result", {"object": run.object}))
+
+
+def _apply_strategy(run: Any, structured: dict, problem: str, error: Exception) -> None:
+    """``error_strategy`` for an answer that could not be structured (``problem`` says why;
+    ``strict`` raises ``error``)."""
+    strategy = structured.get("error_strategy", "strict")
+    told = structured.get("logger")
+    line = f"run {run.run_id}: {problem}"
+    if strategy == "fallback":
+        if told is not None:
+            told.info(f"{line} (using fallback)")
+        run.object = structured.get("fallback_value")
+        run.used_fallback_value = True
+    elif strategy == "warn":
+        (told or logger).warning(line)
+        run.steps[-1].warnings.append({"type": "structured-output", "message": problem})
+    else:
+        if told is not None:
+            told.error(line)
+        raise error
 
 
 async def _structuring_call(run: Any, structured: dict, schema: Schema) -> str:

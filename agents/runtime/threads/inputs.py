@@ -92,10 +92,13 @@ def input_branches(*, signal: dict, mode: str, resource_id: str | None, thread_i
 
 
 def storable_options(options: dict) -> dict:
-    """Stream options stored with a queued input: JSON only (callables apply in process only), and
-    no credentials (``redaction.options_for_storage``: model keys, headers, URL passwords)."""
+    """Stream options stored with a queued input: JSON only (callables apply in process only; a
+    ``structured_output`` is kept without its ``logger``), and no credentials
+    (``redaction.options_for_storage``: model keys, headers, URL passwords)."""
     out = {}
     for k, v in options_for_storage(options).items():
+        if k in ("structured_output", "structuredOutput") and isinstance(v, dict) and "logger" in v:
+            v = {name: value for name, value in v.items() if name != "logger"}
         try:
             json.dumps(v)
         except (TypeError, ValueError):
