@@ -315,6 +315,34 @@ async def test_stream_options_camel_case_model_settings():
     assert result.finish_reason == "length" and result.text == "echo: one"
 
 
+async def test_a_wake_whose_structuring_model_fails_ends_its_run_and_frees_the_thread():
+    from agents.models import Run
+    from agents.runtime.errors import ModelError
+
+    told = []
+
+    class Told:
+        def error(self, line):
+            told.append(line)
+
+        warning = info = error
+
+    structurer = ScriptedModel([ModelError("structuring model down", code="rate_limited", status=429)])
+    agent = make_agent()
+    r = await agent.send_message("hello", resource_id=R, thread_id=T, if_idle={"stream_options": {
+        "structured_output": {"schema": {"type": "object"}, "model": structurer, "logger": Told()}}})
+    result = await bounded(r.output.get_full_output())
+    assert (result.finish_reason, result.error.code) == ("error", "rate_limited")
+    assert told == [f"run {r.run_id}: structuring failed: structuring model down"]
+    await wait_idle(R, T)
+    run = await Run.objects.aget(pk=r.run_id)
+    assert run.status == "failed"
+    # the thread takes the next input as ever
+    again = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert again.action == "wake"
+    assert (await bounded(again.output.get_full_output())).text == "echo: again"
+
+
 async def test_stream_options_not_used_by_deliver():
     agent = make_agent(gate=0)
     wake = await start_slow_run(agent)
