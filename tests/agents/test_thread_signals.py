@@ -343,6 +343,33 @@ async def test_a_wake_whose_structuring_model_fails_ends_its_run_and_frees_the_t
     assert (await bounded(again.output.get_full_output())).text == "echo: again"
 
 
+async def test_a_run_whose_output_processor_fails_ends_and_frees_the_thread():
+    from agents.models import Run
+
+    class Broken:
+        id = "broken"
+
+        def process_output_stream(self, *, chunk):
+            raise RuntimeError("broken processor")
+
+    agent = make_agent(output_processors=[Broken()])
+    watch = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    r = await agent.send_message("hello", resource_id=R, thread_id=T)
+    result = await bounded(r.output.get_full_output())
+    assert (result.finish_reason, result.error.code) == ("error", "processor_error")
+    # subscribers see the run's end, as the run made it
+    seen = await collect(watch, "finish")
+    assert [c["type"] for c in seen if c["type"] in ("error", "finish")] == ["error", "finish"]
+    watch.unsubscribe()
+    await wait_idle(R, T)
+    assert (await Run.objects.aget(pk=r.run_id)).status == "failed"
+    agent.output_processors = []  # mended: the thread takes the next input as ever
+    again = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert again.action == "wake"
+    answer = await bounded(again.output.get_full_output())
+    assert (answer.finish_reason, answer.text.splitlines()[-1]) == ("stop", "echo: again")
+
+
 async def test_stream_options_not_used_by_deliver():
     agent = make_agent(gate=0)
     wake = await start_slow_run(agent)

@@ -136,6 +136,89 @@ async def test_a_raising_processor_ends_the_run_with_a_processor_error():
     assert model.calls == 0
 
 
+class FailsOn:
+    """An output processor that raises on the chunks of ``kinds`` (``"result"``: in
+    ``process_output_result``) and passes the others."""
+
+    id = "flaky"
+
+    def __init__(self, *kinds):
+        self.kinds = kinds
+
+    def process_output_stream(self, *, chunk):
+        if chunk["type"] in self.kinds:
+            raise RuntimeError(f"cannot take {chunk['type']}")
+        return chunk
+
+    def process_output_result(self, *, text):
+        if "result" in self.kinds:
+            raise RuntimeError("cannot take the result")
+        return None
+
+
+@pytest.mark.asyncio
+async def test_a_stream_processor_that_fails_ends_the_run_and_only_its_end_goes_out():
+    chunks, errors = [], []
+    model = ScriptedModel([text_step("one two", deltas=["one ", "two"]), text_step("never")])
+    result = await agent(model, output_processors=[FailsOn("text-delta")]).generate(
+        "hi", on_chunk=chunks.append, on_error=errors.append)
+    assert (result.finish_reason, result.error.code) == ("error", "processor_error")
+    assert str(result.error) == "processor 'flaky' failed in process_output_stream: RuntimeError: cannot take text-delta"
+    assert [c["type"] for c in chunks] == ["start", "step-start", "response-metadata", "text-start", "error", "finish"]
+    assert chunks[-1]["payload"]["stepResult"] == {"reason": "error"}
+    assert [e["error"] for e in errors] == [result.error]
+
+
+@pytest.mark.asyncio
+async def test_a_stream_processor_that_fails_on_the_first_chunk_ends_the_run_before_the_model():
+    chunks = []
+    model = ScriptedModel([])
+    result = await agent(model, output_processors=[FailsOn("start", "error", "finish")]).generate(
+        "hi", on_chunk=chunks.append)
+    assert (result.finish_reason, result.error.code, model.calls) == ("error", "processor_error", 0)
+    assert [c["type"] for c in chunks] == ["error", "finish"]  # as the run made them: the processor is out
+
+
+@pytest.mark.asyncio
+async def test_a_processor_that_fails_on_the_result_ends_the_run_with_its_error():
+    chunks = []
+    memory = InMemoryMemory()
+    model = ScriptedModel([text_step("fine")])
+    result = await agent(model, output_processors=[FailsOn("result")], memory=memory).generate(
+        "hi", on_chunk=chunks.append, memory={"resource": "u", "thread": "t"})
+    assert (result.finish_reason, result.text) == ("error", "fine")
+    assert str(result.error) == "processor 'flaky' failed in process_output_result: RuntimeError: cannot take the result"
+    assert [c["type"] for c in chunks][-2:] == ["error", "finish"]
+    saved = await memory.store.list_messages(resource_id="u", thread_id="t")
+    assert [m["role"] for m in saved][:2] == ["user", "assistant"]  # the turn is kept, with why it failed
+
+
+@pytest.mark.asyncio
+async def test_a_processor_that_fails_only_on_the_finish_chunk_leaves_the_runs_end_as_it_was(caplog):
+    chunks = []
+    result = await agent(ScriptedModel([text_step("fine")]), output_processors=[FailsOn("finish")]).generate(
+        "hi", on_chunk=chunks.append)
+    assert (result.finish_reason, result.error, result.text) == ("stop", None, "fine")
+    assert chunks[-1]["type"] == "finish" and chunks[-1]["payload"]["stepResult"] == {"reason": "stop"}
+    assert "an output processor failed on its finish chunk" in caplog.text
+
+
+class StopsEverything:
+    id = "stopper"
+
+    def process_output_stream(self, *, chunk, abort):
+        abort("no chunk shall pass")
+
+
+@pytest.mark.asyncio
+async def test_a_tripwire_on_every_chunk_stops_the_run_at_its_start_and_its_end_still_goes_out():
+    chunks = []
+    model = ScriptedModel([])
+    result = await agent(model, output_processors=[StopsEverything()]).generate("hi", on_chunk=chunks.append)
+    assert (result.finish_reason, result.tripwire["reason"], model.calls) == ("other", "no chunk shall pass", 0)
+    assert [c["type"] for c in chunks] == ["tripwire", "finish"]
+
+
 class Counter:
     id = "counter"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import ModelError, StructuredOutputError
+from ..errors import MastraError
 from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
@@ -32,10 +32,16 @@ async def finalize(run: Any) -> GenerateResult:
         run.finish_reason = run.steps[-1].finish_reason if run.steps else "other"
         try:
             await structured.structure(run, "".join(s.text for s in run.steps[-1:]))
-        except (StructuredOutputError, ModelError) as exc:  # ModelError: a structuring model's (strict)
+        except MastraError as exc:  # StructuredOutputError; a structuring model's error (strict); a processor's
             await run.finish_error(exc)
     if run.output_processors and run.finish_reason != "suspended":
-        text = await processing.output_result_run(run, text)
+        try:
+            text = await processing.output_result_run(run, text)
+        except MastraError as exc:  # a ProcessorError naming the processor
+            if run.finish_reason == "error":  # the run failed first: that error stands
+                logger.warning("run %s: an output processor failed after the run did", run.run_id, exc_info=True)
+            else:
+                await run.finish_error(exc)
     write_end = run.hooks.write_end if run.hooks is not None and run.finish_reason != "suspended" else None
     save = not run.options.get("save_per_step") or run.finish_reason in ("error", "abort")
     recorded = False
