@@ -370,6 +370,33 @@ async def test_a_run_whose_output_processor_fails_ends_and_frees_the_thread():
     assert (answer.finish_reason, answer.text.splitlines()[-1]) == ("stop", "echo: again")
 
 
+async def test_a_run_that_raises_is_ended_by_the_runtime_with_its_input_kept_and_the_thread_free():
+    from agents.models import Message, Run
+
+    def raising(chunk):  # on every chunk: the run cannot even send its error
+        raise RuntimeError("the caller's on_chunk failed")
+
+    agent = make_agent()
+    watch = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    r = await agent.send_message("hello", resource_id=R, thread_id=T, if_idle={"stream_options": {"on_chunk": raising}})
+    with pytest.raises(RuntimeError, match="on_chunk failed"):  # the caller's own callback: raised to the caller
+        await bounded(r.output.get_full_output())
+    seen = await collect(watch, "finish")
+    watch.unsubscribe()
+    assert seen[-2]["payload"] == {"error": {"message": "the caller's on_chunk failed", "code": "run_failed"}}
+    assert seen[-1]["payload"]["stepResult"] == {"reason": "error"}
+    await wait_idle(R, T)
+    run = await Run.objects.aget(pk=r.run_id)
+    assert (run.status, run.error_code, run.error) == ("failed", "run_failed", "the caller's on_chunk failed")
+    # the input is not lost, and the thread says why its run failed
+    stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
+    assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
+    assert stored[1]["content"]["metadata"]["error"] == {"code": "run_failed", "message": "the caller's on_chunk failed"}
+    again = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert again.action == "wake"
+    assert (await bounded(again.output.get_full_output())).finish_reason == "stop"
+
+
 async def test_stream_options_not_used_by_deliver():
     agent = make_agent(gate=0)
     wake = await start_slow_run(agent)

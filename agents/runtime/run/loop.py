@@ -189,6 +189,10 @@ class Run:
         except MastraError as exc:  # an output processor failed on them
             await self.finish_error(exc)
             return await ending.finalize(self)
+        except Exception as exc:  # a callback's bug (``on_chunk``): as in the run's steps below
+            logger.exception("run %s failed", self.run_id)
+            await self.finish_error(exc)
+            return await ending.finalize(self)
         if self.abort_signal is not None and self.abort_signal.aborted:  # aborted before the run started
             await self.finish_aborted(reason=self.abort_signal.reason)
             return await ending.finalize(self)

@@ -26,13 +26,14 @@ import uuid
 from typing import Any, Awaitable, Callable, Iterable
 
 from ..errors import SignalError
-from ..messages import new_id
+from ..messages import new_id, now_iso
 from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
 from .agents import RunnableAgents
 from .background import BackgroundTasks
 from .boundaries import BoundaryReads
 from .events import ActiveRun, EventLogWriter, EventPublisher, LayerFailures
+from .failed_runs import failed_end
 from .inputs import SendResult, input_branches, storable_options
 from .store import PubSub, RunEnd, RunLease, ThreadStore, thread_key
 from .subscriptions import SUBSCRIBER_BUFFER_MAX, Subscriptions, ThreadSubscription
@@ -277,6 +278,7 @@ class ThreadRuntime:
         """Run ``agent`` under ``lease`` on its signals (rendered for the model once, here: the store
         hands them over with the content it rendered at acceptance)."""
         key, signals = lease.key, lease.signals
+        started_at = now_iso()
         resource_id, thread_id = lease.resource_id, lease.thread_id
         active = ActiveRun(key=key, agent=agent, run_id=lease.run_id, token=lease.token, last_seq=lease.last_seq,
                            resource_id=resource_id, thread_id=thread_id, store=self.store,
@@ -326,8 +328,23 @@ class ThreadRuntime:
             output = await self.run_factory(agent, messages, options, hooks, prepared)
         # what the run does after its end is written (``on_finish``, scorers, storing its trace) is
         # this runtime's background work too: shutdown and ``drain_background`` wait for it
-        self.spawn(run_tail(output))
+        self.spawn(self._run_tail(output, agent, active, renew_task, signals, started_at))
         return output
+
+    async def _run_tail(self, output: Any, agent: Any, active: ActiveRun, renew_task: asyncio.Task,
+                        signals: list[dict], started_at: str) -> None:
+        """Wait for a thread run to complete; a run that raised before its end was written is ended
+        here (:mod:`.failed_runs`), so that its thread does not stay busy."""
+        try:
+            await output.get_full_output()
+        except Exception as exc:
+            if active.end_written or active.lost or active.ending:
+                return
+            logger.error("thread run %s raised before its end; it is ended as failed", active.run_id, exc_info=exc)
+            messages, record = failed_end(active=active, agent=agent, signals=signals, started_at=started_at,
+                                          exc=exc)
+            active.end_written = True
+            await self._end_run(agent, active, "error", renew_task, messages=messages, record=record)
 
     async def _end_run(self, agent: Any, active: ActiveRun, finish_reason: str, renew_task: asyncio.Task, *,
                        messages: list[dict] | None = None, record: dict | None = None) -> None:
