@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from .errors import AgentConfigError
 from .naming import snake_keys
@@ -128,57 +128,57 @@ async def display_chunk(run: Any, chunk: dict) -> dict:
     return {**chunk, "payload": {**payload, key: shown}}
 
 
+async def _tool_parts_rewritten(messages: list[dict], rewrite: Callable[[dict, str], Awaitable[dict]]) -> list[dict]:
+    """``messages`` with each ``tool-call`` / ``tool-result`` part of their assistant and tool
+    messages through ``await rewrite(part, kind)`` (copies of the messages it touches)."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") not in ("assistant", "tool") or not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            parts.append(await rewrite(part, kind) if kind in ("tool-call", "tool-result") else part)
+        out.append({**message, "content": parts})
+    return out
+
+
 async def transcript_messages(run: Any, messages: list[dict]) -> list[dict]:
     """``messages`` as memory keeps them: tool-call args and tool results through the transcript
     transforms (copies; the run's own messages keep the real payloads)."""
     policy = getattr(run.agent, "transform", None)
     if not policy and not any(getattr(t, "transform", None) for t in run.tools.values()):
         return messages
-    out = []
-    for message in messages:
-        content = message.get("content")
-        if message.get("role") not in ("assistant", "tool") or not isinstance(content, list):
-            out.append(message)
-            continue
-        parts = []
-        for part in content:
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind not in ("tool-call", "tool-result"):
-                parts.append(part)
-                continue
-            key = "args" if kind == "tool-call" else "result"
-            phase = "input-available" if kind == "tool-call" else ("error" if part.get("isError") else "output-available")
-            changed, shown = await payload_for(policy, run.tools.get(part.get("toolName")), "transcript", phase, {
-                "tool_name": part.get("toolName"), "tool_call_id": part.get("toolCallId"),
-                _CTX_KEY[key]: part.get(key), "request_context": run.request_context})
-            parts.append({**part, key: copy.deepcopy(shown)} if changed else part)
-        out.append({**message, "content": parts})
-    return out
+
+    async def rewrite(part: dict, kind: str) -> dict:
+        key = "args" if kind == "tool-call" else "result"
+        phase = "input-available" if kind == "tool-call" else ("error" if part.get("isError") else "output-available")
+        changed, shown = await payload_for(policy, run.tools.get(part.get("toolName")), "transcript", phase, {
+            "tool_name": part.get("toolName"), "tool_call_id": part.get("toolCallId"),
+            _CTX_KEY[key]: part.get(key), "request_context": run.request_context})
+        return {**part, key: copy.deepcopy(shown)} if changed else part
+
+    return await _tool_parts_rewritten(messages, rewrite)
 
 
-def displayed_messages(messages: list[dict], shown: dict[tuple[str, Any], dict]) -> list[dict]:
+async def displayed_messages(messages: list[dict], shown: dict[tuple[str, Any], dict]) -> list[dict]:
     """``messages`` (a run's answers) with the tool payloads its display chunks showed: ``shown``
     maps ``(chunk type, toolCallId)`` to the payload of the ``tool-call``, ``tool-result`` or
     ``tool-error`` chunk a display transform changed (copies; the transforms are not run again)."""
-    out = []
-    for message in messages:
-        content = message.get("content")
-        if message.get("role") not in ("assistant", "tool") or not isinstance(content, list):
-            out.append(message)
-            continue
-        parts = []
-        for part in content:
-            kind = part.get("type") if isinstance(part, dict) else None
-            call_id = part.get("toolCallId") if kind else None
-            if kind == "tool-call" and ("tool-call", call_id) in shown:
-                part = {**part, "args": shown["tool-call", call_id]["args"]}
-            elif kind == "tool-result" and part.get("isError") and ("tool-error", call_id) in shown:
-                part = {**part, "result": shown["tool-error", call_id]["error"]}
-            elif kind == "tool-result" and ("tool-result", call_id) in shown:
-                part = {**part, "result": shown["tool-result", call_id]["result"]}
-            parts.append(part)
-        out.append({**message, "content": parts})
-    return out
+
+    async def rewrite(part: dict, kind: str) -> dict:
+        call_id = part.get("toolCallId")
+        if kind == "tool-call" and ("tool-call", call_id) in shown:
+            return {**part, "args": shown["tool-call", call_id]["args"]}
+        if part.get("isError") and ("tool-error", call_id) in shown:
+            return {**part, "result": shown["tool-error", call_id]["error"]}
+        if kind == "tool-result" and ("tool-result", call_id) in shown:
+            return {**part, "result": shown["tool-result", call_id]["result"]}
+        return part
+
+    return await _tool_parts_rewritten(messages, rewrite)
 
 
 def transforming(run: Any) -> bool:

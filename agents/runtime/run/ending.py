@@ -51,7 +51,7 @@ async def finalize(run: Any) -> GenerateResult:
             await save_memory(run)
     result = build_result(run, text)
     if run.displayed:
-        result.display_messages = displayed_messages(result.response.get("messages") or [], run.displayed)
+        result.display_messages = await displayed_messages(result.response.get("messages") or [], run.displayed)
     # before the thread's lease goes to the next run: that run must find this one's slot free
     await spending.spend_end(run)
     if not run.silent:
