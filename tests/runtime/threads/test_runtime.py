@@ -315,3 +315,24 @@ async def test_a_run_renews_its_lease_until_its_end_is_written():
     finally:
         release.set()
         set_thread_runtime(None)
+
+
+async def test_a_run_that_raises_is_ended_by_the_runtime_and_its_thread_serves_the_next_input(runtime):
+    def raising(chunk):  # the caller's on_chunk, on every chunk: the run cannot even send its error
+        raise RuntimeError("on_chunk failed")
+
+    agent = echo_agent()
+    first = await agent.send_message("hello", resource_id=R, thread_id=T, if_idle={"stream_options": {"on_chunk": raising}})
+    with pytest.raises(RuntimeError):
+        await asyncio.wait_for(first.output.get_full_output(), TIMEOUT)
+    await drain_thread_runtime(runtime, timeout=TIMEOUT)  # fails if the run is still going
+    store = runtime.store
+    assert store.leases[thread_key(R, T)]["owner_run_id"] is None
+    assert (store.runs[first.run_id]["status"], store.runs[first.run_id]["error_code"]) == ("failed", "run_failed")
+    kept = store.history[thread_key(R, T)]
+    assert [(m["role"], m["content"]["parts"]) for m in kept] == [("signal", [{"type": "text", "text": "hello"}]),
+                                                                   ("assistant", [])]
+    assert kept[1]["content"]["metadata"]["error"] == {"code": "run_failed", "message": "on_chunk failed"}
+    second = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert second.action == "wake"
+    assert (await asyncio.wait_for(second.output.get_full_output(), TIMEOUT)).finish_reason == "stop"
