@@ -111,7 +111,9 @@ _CTX_KEY = {"args": "input", "result": "output", "error": "error", "suspendPaylo
 
 
 async def display_chunk(run: Any, chunk: dict) -> dict:
-    """``chunk`` as displays see it (a copy when a transform applies; the run keeps the original)."""
+    """``chunk`` as displays see it (a copy when a transform applies; the run keeps the original).
+    A payload a transform changed is also kept in ``run.displayed`` by ``(chunk type, toolCallId)``:
+    the result's UI messages show it (:func:`displayed_messages`)."""
     spec = _CHUNK_FIELDS.get(chunk.get("type"))
     if spec is None:
         return chunk
@@ -125,7 +127,8 @@ async def display_chunk(run: Any, chunk: dict) -> dict:
         _CTX_KEY[key]: payload.get(key), "request_context": run.request_context})
     if not changed:
         return chunk
-    return {**chunk, "payload": {**payload, key: shown}}
+    shown_payload = run.displayed[chunk["type"], payload.get("toolCallId")] = {**payload, key: shown}
+    return {**chunk, "payload": shown_payload}
 
 
 async def _tool_parts_rewritten(messages: list[dict], rewrite: Callable[[dict, str], Awaitable[dict]]) -> list[dict]:

@@ -16,7 +16,7 @@ from ..tracing import spans_export
 from ..transforms import displayed_messages, transcript_messages
 from ..run_policy import RESOURCE_ID_KEY
 from . import processing, spending, structured
-from .hooks import maybe_await
+from .hooks import TripWire, maybe_await
 from .payloads import chunk_metadata
 
 logger = logging.getLogger(__name__)
@@ -78,6 +78,19 @@ async def finalize(run: Any) -> GenerateResult:
     scorers_start(run)
     await trace_end(run, text)
     return result
+
+
+async def end_at_start(run: Any, exc: Exception) -> GenerateResult:
+    """End a run whose first chunks failed: an output processor's tripwire, its error, or a
+    callback's bug (``on_chunk``), as the run's steps end on them."""
+    if isinstance(exc, TripWire):
+        run.finish_reason = "other"
+        await processing.tripwire_record(run, exc)
+    else:
+        if not isinstance(exc, MastraError):
+            logger.exception("run %s failed", run.run_id)
+        await run.finish_error(exc)
+    return await finalize(run)
 
 
 async def trace_end(run: Any, text: str) -> None:

@@ -34,9 +34,6 @@ from .payloads import chunk_metadata
 
 logger = logging.getLogger(__name__)
 
-#: the chunks that end a run: they go out even after a stream processor failed (without it)
-CLOSING_CHUNKS = frozenset({"error", "abort", "tripwire", "finish"})
-
 DEFAULT_MAX_STEPS = 5
 
 
@@ -109,11 +106,8 @@ class Run:
         self.resumable = resumable or []  # suspended calls of the thread this run may auto-resume
         self.scorers = scorers or {}  # {key: {"scorer", "sampling"}} scored after the run
         self.transforming = transforms.transforming(self)
-        #: an output processor's ``process_output_stream`` failed: the run ends, and its closing
-        #: chunks (``CLOSING_CHUNKS``) go out without the stream processors
-        self.stream_failed = False
-        #: the tool payloads display transforms changed: (chunk type, toolCallId) -> shown payload
-        self.displayed: dict[tuple[str, Any], dict] = {}
+        self.stream_failed = False  # a stream processor failed (``processing.stream_out``)
+        self.displayed: dict[tuple[str, Any], dict] = {}  # what display transforms showed (``display_chunk``)
         #: nobody sees this run's chunks (``generate`` without ``on_chunk``, no output processor
         #: that reads the stream, no display transform): the run skips making them; what a chunk
         #: carries that the result needs (a step's tool calls and results) is still made
@@ -138,27 +132,8 @@ class Run:
         if self.silent:  # the chunk sites that build a payload only for it skip even building it
             return
         if self.transforming:  # displays see the transformed tool payloads, the run the real ones
-            original, chunk = chunk, await transforms.display_chunk(self, chunk)
-            if chunk is not original:  # kept for the result's UI messages (``ui_messages``)
-                self.displayed[chunk["type"], chunk["payload"].get("toolCallId")] = chunk["payload"]
-        if not self.output_processors:
-            chunks = [chunk]
-        elif self.stream_failed:  # a stream processor failed: only the run's end goes out, as it is
-            if chunk["type"] not in CLOSING_CHUNKS:
-                return
-            chunks = [chunk]
-        else:
-            try:
-                chunks = await processing.output_stream_run(self, chunk)
-            except (MastraError, TripWire) as exc:
-                failed = isinstance(exc, MastraError)
-                self.stream_failed = self.stream_failed or failed
-                if chunk["type"] not in CLOSING_CHUNKS:
-                    raise  # the run ends with this error (ProcessorError names the processor) or tripwire
-                if failed:  # the run's end goes out whatever a stream processor makes of it
-                    logger.warning("run %s: an output processor failed on its %s chunk; the chunk goes out as it is",
-                                   self.run_id, chunk["type"], exc_info=True)
-                chunks = [chunk]
+            chunk = await transforms.display_chunk(self, chunk)
+        chunks = await processing.stream_out(self, chunk) if self.output_processors else [chunk]
         for item in chunks:
             result = self.emit(item)
             if result is not None and inspect.isawaitable(result):
@@ -182,17 +157,8 @@ class Run:
             if self.hooks is not None and not resuming:
                 for echo in self.hooks.echoes:  # the inputs this thread run answers
                     await self.send(echo)
-        except TripWire as trip:  # an output processor stopped the run on its first chunks
-            self.finish_reason = "other"
-            await processing.tripwire_record(self, trip)
-            return await ending.finalize(self)
-        except MastraError as exc:  # an output processor failed on them
-            await self.finish_error(exc)
-            return await ending.finalize(self)
-        except Exception as exc:  # a callback's bug (``on_chunk``): as in the run's steps below
-            logger.exception("run %s failed", self.run_id)
-            await self.finish_error(exc)
-            return await ending.finalize(self)
+        except Exception as exc:  # an output processor or a callback (``on_chunk``) on the first chunks
+            return await ending.end_at_start(self, exc)
         if self.abort_signal is not None and self.abort_signal.aborted:  # aborted before the run started
             await self.finish_aborted(reason=self.abort_signal.reason)
             return await ending.finalize(self)

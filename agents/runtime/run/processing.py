@@ -8,6 +8,7 @@ any other exception becomes a :class:`ProcessorError` naming the processor and t
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, Callable
 
 from ..errors import AbortError, MastraError, ProcessorError
@@ -15,6 +16,10 @@ from ..processors import hook_call, processor_id
 from .hooks import TripWire, maybe_await
 
 NOTHING = object()
+#: the chunks that end a run: they go out even after a stream processor failed (without it)
+CLOSING_CHUNKS = frozenset({"error", "abort", "tripwire", "finish"})
+
+logger = logging.getLogger(__name__)
 
 
 def processor_abort(processor: Any) -> Callable:
@@ -87,6 +92,27 @@ async def output_stream_run(run: Any, chunk: dict) -> list[dict]:
     return chunks
 
 
+async def stream_out(run: Any, chunk: dict) -> list[dict]:
+    """What goes out for ``chunk`` of a run with output processors. A ``process_output_stream`` that
+    fails raises its error (the run ends with it), and from then on only the run's end
+    (``CLOSING_CHUNKS``) goes out, as the run made it; a tripwire is raised as well. On a closing
+    chunk nothing is raised: the run's end goes out whatever a stream processor makes of it (a
+    failure is logged)."""
+    if run.stream_failed:
+        return [chunk] if chunk["type"] in CLOSING_CHUNKS else []
+    try:
+        return await output_stream_run(run, chunk)
+    except (MastraError, TripWire) as exc:
+        failed = isinstance(exc, MastraError)
+        run.stream_failed = failed
+        if chunk["type"] not in CLOSING_CHUNKS:
+            raise  # the run ends with this error (ProcessorError names the processor) or tripwire
+        if failed:
+            logger.warning("run %s: an output processor failed on its %s chunk; the chunk goes out as it is",
+                           run.run_id, chunk["type"], exc_info=True)
+        return [chunk]
+
+
 async def output_result_run(run: Any, text: str) -> str:
     """``process_output_result`` of each output processor: the result text. A tripwire here is
     recorded on the run (the model's answer is withheld from nobody: the run already streamed)."""
@@ -108,5 +134,5 @@ async def tripwire_record(run: Any, trip: TripWire) -> None:
     await run.send(run.chunk("tripwire", {"reason": trip.reason, "processorId": trip.processor_id}))
 
 
-__all__ = ["NOTHING", "hook_run", "input_run", "input_step_run", "output_result_run", "output_stream_run",
-           "processor_abort", "tripwire_record"]
+__all__ = ["CLOSING_CHUNKS", "NOTHING", "hook_run", "input_run", "input_step_run", "output_result_run",
+           "output_stream_run", "processor_abort", "stream_out", "tripwire_record"]
