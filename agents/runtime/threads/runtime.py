@@ -17,7 +17,6 @@ that are still waiting.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import os
@@ -138,12 +137,6 @@ async def lease_renewals(store: ThreadStore, active: ActiveRun, ttl_ms: int) -> 
             return
         if state.abort:
             active.controller.abort("aborted")
-
-
-async def run_tail(output: Any) -> None:
-    """Wait for a thread run's output to complete (its errors are in its result or were logged)."""
-    with contextlib.suppress(Exception):
-        await output.consume_stream()
 
 
 class ThreadRuntime:
@@ -467,5 +460,5 @@ class ThreadRuntime:
         :meth:`busy_with`). Tests use ``agents.runtime.testing.drain_thread_runtime``, which fails."""
         return await self.background.drain(timeout)
 
-__all__ = ["LoopTurn", "RunFactory", "ThreadRuntime", "YIELD_EVERY_S", "agent_thread_run", "lease_renewals", "run_tail",
+__all__ = ["LoopTurn", "RunFactory", "ThreadRuntime", "YIELD_EVERY_S", "agent_thread_run", "lease_renewals",
            "thread_emitter"]
