@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from agents.runtime import create_tool
-from agents.runtime.errors import SignalError
+from agents.runtime.errors import ModelError, SignalError
 from agents.runtime.output import AgentOutput
 from agents.runtime.testing import ScriptedModel, text_step
 from tests.agents.thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
@@ -383,18 +383,53 @@ async def test_a_run_that_raises_is_ended_by_the_runtime_with_its_input_kept_and
         await bounded(r.output.get_full_output())
     seen = await collect(watch, "finish")
     watch.unsubscribe()
-    assert seen[-2]["payload"] == {"error": {"message": "the caller's on_chunk failed", "code": "run_failed"}}
+    # the run's own ``error`` reached the thread before its callback raised again: one ``error``, then
+    # the ``finish`` the runtime sent in the run's place
+    assert [c["type"] for c in seen].count("error") == 1
+    assert seen[-2]["payload"] == {"error": {"message": "the caller's on_chunk failed", "code": "error"}}
     assert seen[-1]["payload"]["stepResult"] == {"reason": "error"}
     await wait_idle(R, T)
     run = await Run.objects.aget(pk=r.run_id)
-    assert (run.status, run.error_code, run.error) == ("failed", "run_failed", "the caller's on_chunk failed")
+    assert (run.status, run.error_code, run.error) == ("failed", "error", "the caller's on_chunk failed")
     # the input is not lost, and the thread says why its run failed
     stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
     assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
-    assert stored[1]["content"]["metadata"]["error"] == {"code": "run_failed", "message": "the caller's on_chunk failed"}
+    assert stored[1]["content"]["metadata"]["error"] == {"code": "error", "message": "the caller's on_chunk failed"}
     again = await agent.send_message("again", resource_id=R, thread_id=T)
     assert again.action == "wake"
     assert (await bounded(again.output.get_full_output())).finish_reason == "stop"
+
+
+@pytest.mark.parametrize("fails_on", ["error", "finish"])
+async def test_a_run_that_raises_after_its_error_is_ended_with_that_one_error(fails_on):
+    """The model fails, the run sends its ``error``, then the caller's ``on_chunk`` raises (on that
+    ``error``, or on the ``finish`` after it): the runtime ends the run without a second ``error``,
+    and the run is recorded failed of the model's error, as its subscribers saw it."""
+    from agents.models import Message, Run
+
+    def raising(chunk):
+        if chunk["type"] == fails_on:
+            raise RuntimeError("the caller's on_chunk failed")
+
+    agent = make_agent(model=ScriptedModel([ModelError("model down", code="rate_limited", status=429)]))
+    watch = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
+    r = await agent.send_message("hello", resource_id=R, thread_id=T, if_idle={"stream_options": {"on_chunk": raising}})
+    with pytest.raises(RuntimeError, match="on_chunk failed"):
+        await bounded(r.output.get_full_output())
+    seen = await collect(watch, "finish")
+    watch.unsubscribe()
+    ends = [(c["type"], c["payload"]) for c in seen if c["type"] in ("error", "finish")]
+    assert ends == [("error", {"error": {"message": "model down", "code": "rate_limited", "status": 429}}),
+                    ("finish", {"stepResult": {"reason": "error"}, "output": {"usage": {}},
+                                "metadata": {"request": {}, "response": {}}})]
+    await wait_idle(R, T)
+    run = await Run.objects.aget(pk=r.run_id)
+    assert (run.status, run.error_code, run.error) == ("failed", "rate_limited", "model down")
+    stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
+    assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
+    assert stored[1]["content"]["metadata"]["error"] == {"code": "rate_limited", "message": "model down"}
+    again = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert again.action == "wake"
 
 
 async def test_stream_options_not_used_by_deliver():

@@ -310,6 +310,7 @@ class ActiveRun:
         self.flushing: asyncio.Future | None = None
         self.lost = False
         self.final: dict | None = None  # the run's finish chunk, published once the lease is settled
+        self.error: dict | None = None  # the run's ``error`` chunk's error, once it sent one
         self.end_written = False  # the run's end was written through its ``write_end`` hook
         #: the run's end is being written: a renewal that finds the lease gone means nothing then
         #: (the end released or handed it on; a takeover fences the end's own write)
@@ -332,6 +333,8 @@ class ActiveRun:
             if not self.held:
                 self.chunks.append(chunk)
             return
+        if kind == "error" and self.error is None:
+            self.error = chunk["payload"].get("error")
         self.pending.append(chunk)
         if self.held or (self.reserved is not None and self.seq > self.reserved):
             self.held.append(chunk)  # handed out once logged (``_write``) or at the run's end

@@ -28,11 +28,18 @@ def failure_of(exc: BaseException) -> dict:
     return {"message": redact_text(str(exc)) or type(exc).__name__, "code": getattr(exc, "code", None) or RUN_FAILED}
 
 
-def closing_chunks(run_id: str, failure: dict) -> list[dict]:
-    """The ``error`` and ``finish`` chunks the run did not send."""
-    return [chunk("error", run_id, {"error": failure}),
-            chunk("finish", run_id, {"stepResult": {"reason": "error"}, "output": {"usage": {}},
-                                     "metadata": {"request": {}, "response": {}}})]
+def sent_failure(error: Any) -> dict | None:
+    """``{"message", "code"}`` of the ``error`` chunk the run sent before it raised, if any."""
+    if not isinstance(error, dict) or not error.get("message"):
+        return None
+    return {"message": str(error["message"]), "code": error.get("code") or RUN_FAILED}
+
+
+def closing_chunks(run_id: str, failure: dict, *, error_sent: bool) -> list[dict]:
+    """The ``error`` (unless the run sent one) and ``finish`` chunks the run did not send."""
+    finish = chunk("finish", run_id, {"stepResult": {"reason": "error"}, "output": {"usage": {}},
+                                      "metadata": {"request": {}, "response": {}}})
+    return [finish] if error_sent else [chunk("error", run_id, {"error": failure}), finish]
 
 
 def kept_messages(*, signals: list[dict], agent_id: str | None, run_id: str, failure: dict) -> list[dict]:
@@ -55,9 +62,10 @@ def failed_record(*, run_id: str, agent_id: str | None, resource_id: str, thread
 def failed_end(*, active: Any, agent: Any, signals: list[dict], started_at: str, exc: BaseException
                ) -> tuple[list[dict], dict]:
     """Send the run's closing chunks into its thread stream; return its ``(messages, record)`` for
-    the end's write."""
-    failure = failure_of(exc)
-    for item in closing_chunks(active.run_id, failure):
+    the end's write. A run that sent an ``error`` before it raised failed of that error: its
+    subscribers have seen it, and its record and history say it (one ``error`` a run)."""
+    failure = sent_failure(active.error) or failure_of(exc)
+    for item in closing_chunks(active.run_id, failure, error_sent=active.error is not None):
         active.emit(item)
     agent_id = getattr(agent, "id", None)
     messages = kept_messages(signals=signals, agent_id=agent_id, run_id=active.run_id, failure=failure)

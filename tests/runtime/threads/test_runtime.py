@@ -328,11 +328,14 @@ async def test_a_run_that_raises_is_ended_by_the_runtime_and_its_thread_serves_t
     await drain_thread_runtime(runtime, timeout=TIMEOUT)  # fails if the run is still going
     store = runtime.store
     assert store.leases[thread_key(R, T)]["owner_run_id"] is None
-    assert (store.runs[first.run_id]["status"], store.runs[first.run_id]["error_code"]) == ("failed", "run_failed")
+    # the run's own error went out before the callback raised on it: the run failed of that one
+    assert (store.runs[first.run_id]["status"], store.runs[first.run_id]["error_code"]) == ("failed", "error")
+    events = await store.read_events(key=thread_key(R, T), after_seq=0)
+    assert [c["type"] for c in events].count("error") == 1 and events[-1]["type"] == "finish"
     kept = store.history[thread_key(R, T)]
     assert [(m["role"], m["content"]["parts"]) for m in kept] == [("signal", [{"type": "text", "text": "hello"}]),
                                                                    ("assistant", [])]
-    assert kept[1]["content"]["metadata"]["error"] == {"code": "run_failed", "message": "on_chunk failed"}
+    assert kept[1]["content"]["metadata"]["error"] == {"code": "error", "message": "on_chunk failed"}
     second = await agent.send_message("again", resource_id=R, thread_id=T)
     assert second.action == "wake"
     assert (await asyncio.wait_for(second.output.get_full_output(), TIMEOUT)).finish_reason == "stop"
