@@ -78,14 +78,31 @@ class StepResult:
     #: ``step-finish`` chunks
     message_id: str | None = None
 
+    @property
+    def step_type(self) -> str:
+        """Mastra's ``stepType``: ``initial`` for a run's first step, ``tool-result`` for the others
+        (each follows the tool results, or the inputs, of the step before)."""
+        return "initial" if self.step_number == 0 else "tool-result"
+
+    @property
+    def content(self) -> list[dict]:
+        """The step's answer as the AI SDK's (v5) model content, as Mastra's step ``content``: its
+        reasoning, text, sources and files, then each tool call (``input``) and its result
+        (``output``: ``{"type": "json" | "text" | "error-json" | "error-text", "value"}``)."""
+        return step_content(self)
+
     def to_dict(self) -> dict:
         return {
-            "stepNumber": self.step_number, "text": self.text, "reasoning": self.reasoning,
+            "stepNumber": self.step_number, "stepType": self.step_type, "content": self.content,
+            "text": self.text, "reasoning": self.reasoning,
             "reasoningText": self.reasoning_text, "toolCalls": self.tool_calls, "toolResults": self.tool_results,
             "finishReason": self.finish_reason, "usage": self.usage.camel(), "request": self.request,
             "response": self.response, "warnings": self.warnings, "providerMetadata": self.provider_metadata,
             "sources": self.sources, "files": self.files, "isContinued": self.is_continued,
             "model": self.model, "attempts": self.attempts,
+            # Mastra's split by the AI SDK's ``dynamic`` flag, which no tool call of this runtime
+            # carries: empty, as Mastra's are for its own tools
+            "staticToolCalls": [], "dynamicToolCalls": [], "staticToolResults": [], "dynamicToolResults": [],
         }
 
     def to_state(self) -> dict:
@@ -182,6 +199,31 @@ class GenerateResult:
         stored = self.db_messages
         shown = ui_messages(stored) if self.display_messages is None else self.ui_messages
         return {**self.response, "uiMessages": shown, "dbMessages": stored}
+
+
+def step_content(step: StepResult) -> list[dict]:
+    """:attr:`StepResult.content`."""
+    content: list[dict] = []
+    if step.reasoning_text:
+        content.append({"type": "reasoning", "text": step.reasoning_text})
+    if step.text:
+        content.append({"type": "text", "text": step.text})
+    content.extend({"type": "source", **c["payload"]} for c in step.sources)
+    content.extend({"type": "file", **c["payload"]} for c in step.files)
+    inputs = {}
+    for call in step.tool_calls:
+        p = call["payload"]
+        inputs[p["toolCallId"]] = p.get("args")
+        content.append({"type": "tool-call", "toolCallId": p["toolCallId"], "toolName": p["toolName"],
+                        "input": p.get("args")})
+    for item in step.tool_results:
+        p = item["payload"]
+        result = p.get("result")
+        kind = "text" if isinstance(result, str) else "json"
+        content.append({"type": "tool-result", "toolCallId": p["toolCallId"], "toolName": p["toolName"],
+                        "input": inputs.get(p["toolCallId"]),
+                        "output": {"type": f"error-{kind}" if p.get("isError") else kind, "value": result}})
+    return content
 
 
 def db_messages(messages: list[dict], *, thread_of: list[dict] | None = None) -> list[dict]:

@@ -72,6 +72,10 @@ test('generate runs the tool loop with chunk-shaped calls and results', async ()
     ['assistant', [['tool-add', 'output-available']]], ['assistant', [['text', null]]]]);
   assert.deepEqual(result.response.uiMessages[0].parts[0].output, { sum: 7 });
   assert.deepEqual(result.response.dbMessages, result.messages.slice(1));
+  // the steps as Mastra's: their type and their AI SDK content
+  assert.deepEqual(result.steps.map((s) => [s.stepType, s.content.map((p) => p.type)]), [
+    ['initial', ['tool-call', 'tool-result']], ['tool-result', ['text']]]);
+  assert.deepEqual(result.steps[0].content[1].output, { type: 'json', value: { sum: 7 } });
 });
 
 test('stream + processDataStream gives every chunk in order', async () => {

@@ -377,10 +377,52 @@ async def test_to_dict_uses_camel_case_keys():
                          "error", "tripwire", "traceId", "spanId"}
     assert data["usage"] == {"inputTokens": 30, "outputTokens": 8, "totalTokens": 38}
     assert data["finishReason"] == "stop"
-    assert set(data["steps"][0]) == {"stepNumber", "text", "reasoning", "reasoningText", "toolCalls", "toolResults",
-                                     "finishReason", "usage", "request", "response", "warnings", "providerMetadata",
-                                     "sources", "files", "isContinued", "model", "attempts"}
+    assert set(data["steps"][0]) == {"stepNumber", "stepType", "content", "text", "reasoning", "reasoningText",
+                                     "toolCalls", "toolResults", "staticToolCalls", "dynamicToolCalls",
+                                     "staticToolResults", "dynamicToolResults", "finishReason", "usage", "request",
+                                     "response", "warnings", "providerMetadata", "sources", "files", "isContinued",
+                                     "model", "attempts"}
     assert data["steps"][1]["usage"] == {"inputTokens": 20, "outputTokens": 6, "totalTokens": 26}
+
+
+@pytest.mark.asyncio
+async def test_steps_carry_mastras_step_type_and_content():
+    """As Mastra 1.71's server answers ``calc`` (a tool step, then text): ``stepType`` ``initial``
+    then ``tool-result``; ``content`` the AI SDK's model content, a tool call's ``input`` and its
+    result's ``output``; the static / dynamic splits empty."""
+    result = await generate()
+    first, second = result.steps
+    assert (first.step_type, second.step_type) == ("initial", "tool-result")
+    assert first.content == [
+        {"type": "tool-call", "toolCallId": "call-1", "toolName": "lookup", "input": {"city": "Lagos"}},
+        {"type": "tool-result", "toolCallId": "call-1", "toolName": "lookup", "input": {"city": "Lagos"},
+         "output": {"type": "json", "value": {"temp": 31, "city": "Lagos"}}}]
+    assert second.content == [{"type": "text", "text": "It is 31 degrees."}]
+    wire = result.to_dict()["steps"]
+    assert [(s["stepType"], s["content"]) for s in wire] == [("initial", first.content),
+                                                             ("tool-result", second.content)]
+    assert {k: wire[0][k] for k in ("staticToolCalls", "dynamicToolCalls", "staticToolResults",
+                                    "dynamicToolResults")} == dict.fromkeys(
+        ("staticToolCalls", "dynamicToolCalls", "staticToolResults", "dynamicToolResults"), [])
+
+
+@pytest.mark.asyncio
+async def test_step_content_holds_reasoning_text_and_failed_tool_results():
+    def fail(_):
+        raise RuntimeError("lookup down")
+
+    broken = create_tool(id="lookup", input_schema={"type": "object"}, execute=fail)
+    text = create_tool(id="note", input_schema={"type": "object"}, execute=lambda i: "noted")
+    model = ScriptedModel([tool_step(("c1", "lookup", {}), ("c2", "note", {"n": 1}), text="Checking."),
+                           text_step("Done.", reasoning="think")])
+    agent = Agent(id="a", instructions="x", model=model, tools={"lookup": broken, "note": text})
+    first, second = (await agent.generate("go")).steps
+    assert [p["type"] for p in first.content] == ["text", "tool-call", "tool-call", "tool-result", "tool-result"]
+    assert first.content[0] == {"type": "text", "text": "Checking."}
+    results = {p["toolCallId"]: p for p in first.content if p["type"] == "tool-result"}
+    assert results["c1"]["output"]["type"] == "error-json" and results["c1"]["input"] == {}
+    assert results["c2"]["output"] == {"type": "text", "value": "noted"} and results["c2"]["input"] == {"n": 1}
+    assert second.content == [{"type": "reasoning", "text": "think"}, {"type": "text", "text": "Done."}]
 
 
 @pytest.mark.asyncio

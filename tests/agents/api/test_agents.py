@@ -113,6 +113,14 @@ async def test_generate_runs_the_tool_loop_with_chunk_shaped_calls_and_results(a
           "state": "output-available"}],
         [{"type": "text", "text": result["text"]}]]
     assert answer["dbMessages"] == result["messages"][1:]  # the input first, then the answers
+    # the steps as Mastra's server answers them
+    first, second = result["steps"]
+    assert (first["stepType"], second["stepType"]) == ("initial", "tool-result")
+    assert first["content"] == [
+        {"type": "tool-call", "toolCallId": call_id, "toolName": "add", "input": {"a": 2, "b": 5}},
+        {"type": "tool-result", "toolCallId": call_id, "toolName": "add", "input": {"a": 2, "b": 5},
+         "output": {"type": "json", "value": {"sum": 7}}}]
+    assert second["content"] == [{"type": "text", "text": result["text"]}]
 
 
 async def test_generate_with_memory_fills_the_callers_resource(alice: Api):
