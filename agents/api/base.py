@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpResponse
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
 
 from agents.connections import async_twin
@@ -36,8 +37,22 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
                         headers={"Content-Length": str(len(content))})
 
 
+class OwnAnswers(BaseContentNegotiation):
+    """The API's views write their answers themselves (JSON, or an SSE stream), whatever the
+    request's ``Accept`` header or ``format`` parameter say, as Mastra's server does. DRF's own
+    negotiation would refuse an SSE client's ``Accept: text/event-stream`` (406) and fail on an
+    unknown ``?format=``; its parsers are never used either (:mod:`.parsing` reads the bodies)."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 class ApiView(APIView):
     view_is_async = True
+    content_negotiation_class = OwnAnswers
     #: DRF's checks run on the worker thread (a token or a session is a database read); a view
     #: without authentication or throttles (a signed webhook) runs them on the event loop instead,
     #: so that its reply never queues behind the runs' database work

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 from django.core.exceptions import DisallowedHost
 from django.db import InterfaceError, OperationalError
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 
 from agents.runtime.errors import MastraError, RunRefusedError
@@ -85,6 +85,8 @@ def exception_response(exc: BaseException) -> JsonResponse:
                               headers={"Retry-After": "1"})
     if isinstance(exc, DisallowedHost):
         return error_response("invalid_host", "the Host header is not one of ALLOWED_HOSTS", status=400)
+    if isinstance(exc, Http404):  # Django's, raised by a library the view calls
+        return error_response("not_found", str(exc) or "not found")
     if isinstance(exc, drf.APIException):
         code = exc.default_code if isinstance(exc.detail, (list, dict)) else getattr(exc.detail, "code", None)
         code = {"not_authenticated": "not_authenticated", "authentication_failed": "authentication_failed",

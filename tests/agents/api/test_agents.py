@@ -186,6 +186,38 @@ async def test_stream_is_sse_of_chunks_ending_with_done(alice: Api):
     assert set(chunks[-1]["payload"]["output"]["usage"]) >= {"inputTokens", "outputTokens", "totalTokens"}
 
 
+@pytest.mark.parametrize("accept", ["text/event-stream", "text/event-stream, */*;q=0.1", "application/xml"])
+async def test_stream_answers_whatever_the_accept_header_asks(alice: Api, accept):
+    """An SSE client asks for ``text/event-stream`` (fetch-event-source, EventSource-like helpers):
+    the stream is what it gets, as from Mastra's server, never a 406."""
+    response = await alice.post("/api/agents/echo/stream", {"messages": "hi"}, headers={"Accept": accept})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/event-stream"
+    raw, chunks = await sse_chunks(response)
+    assert chunks[-1]["type"] == "finish" and raw.endswith(b"data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("accept", ["image/png", "text/event-stream", "application/xml"])
+async def test_json_routes_answer_json_whatever_the_accept_header_asks(alice: Api, accept):
+    response = await alice.client.get("/api/agents", headers={**alice.headers, "Accept": accept})
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    assert "echo" in body(response)
+    generated = await alice.post("/api/agents/echo/generate", {"messages": "hi"}, headers={"Accept": accept})
+    assert generated.status_code == 200 and body(generated)["text"] == "echo: hi"
+
+
+@pytest.mark.parametrize("path", ["/api/agents", "/api/agents/echo", "/api/memory/threads",
+                                  "/api/notifications", "/api/schedules"])
+async def test_a_format_parameter_is_a_query_parameter_like_any_other(alice: Api, path):
+    """``?format=`` is not DRF's renderer choice here: the routes answer as without it (before, an
+    unknown one was a 500 on every GET route)."""
+    plain = await alice.get(path)
+    for value in ("xyz", "json", "api"):
+        response = await alice.get(path, format=value)
+        assert response.status_code == plain.status_code == 200, response.content
+        assert response["Content-Type"] == "application/json"
+
+
 @pytest.mark.parametrize("raw, code", [
     (b"{bad", "invalid_json"),
     (b"[1, 2]", "invalid_body"),

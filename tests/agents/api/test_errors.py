@@ -39,3 +39,12 @@ def test_a_bug_is_500_without_details():
     assert response.status_code == 500
     assert json.loads(response.content) == {"error": "internal error", "code": "internal_error",
                                             "message": "internal error"}
+
+
+def test_djangos_http404_from_a_library_is_not_found():
+    from django.http import Http404
+
+    response = exception_response(Http404())
+    assert response.status_code == 404
+    assert json.loads(response.content) == {"error": "not found", "code": "not_found", "message": "not found"}
+    assert json.loads(exception_response(Http404("no such page")).content)["message"] == "no such page"

@@ -49,6 +49,14 @@ async def test_send_message_wakes_the_thread_and_the_subscription_streams_it(ali
     assert b"[DONE]" not in raw
 
 
+async def test_a_subscriber_that_asks_for_an_event_stream_gets_one(alice: Api):
+    stream = await subscribe(alice, "t1", headers={"Accept": "text/event-stream"})
+    assert stream["Content-Type"] == "text/event-stream"
+    await alice.post("/api/agents/echo/send-message", {"message": "hi", "threadId": "t1"})
+    _, chunks = await sse_chunks(stream, until=ends_run)
+    assert "".join(c["payload"]["text"] for c in chunks if c["type"] == "text-delta") == "echo: hi"
+
+
 async def test_the_subscription_stays_open_across_runs(alice: Api):
     stream = await subscribe(alice, "t1")
     await alice.post("/api/agents/echo/send-message", {"message": "one", "threadId": "t1"})
