@@ -1,6 +1,7 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
+from agents.api.errors import no_route
 from mastra_site import health, views
 
 urlpatterns = [
@@ -19,4 +20,6 @@ urlpatterns = [
     # the channels' webhooks (agent_channels, docs/channels.md): Slack and GitHub conversations
     path("api/", include("agent_channels.urls")),
     path("api/", include("agents.api.urls")),
+    # the rest of /api/: no route (a JSON 404, agents.api.errors.no_route)
+    re_path(r"^api/(?P<path>.*)$", no_route, name="api-no-route"),
 ]

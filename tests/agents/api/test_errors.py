@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from django.db import OperationalError
 
 from agents.access import AccessDenied, ThreadNotFound
@@ -48,3 +49,23 @@ def test_djangos_http404_from_a_library_is_not_found():
     assert response.status_code == 404
     assert json.loads(response.content) == {"error": "not found", "code": "not_found", "message": "not found"}
     assert json.loads(exception_response(Http404("no such page")).content)["message"] == "no such page"
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("method, path", [
+    ("post", "/api/memory/threads/t1/clone"),  # Mastra's routes this server does not serve
+    ("post", "/api/memory/messages/delete"),
+    ("get", "/api/nothing/here"),
+    ("delete", "/api/agents/echo/nothing"),
+    ("post", "/api/webhooks/nowhere/at/all"),
+])
+async def test_a_path_under_api_that_names_no_route_is_a_json_404(method, path):
+    """Signed in or not: the API's error body, not the site's page (``@mastra/client-js`` shows a
+    client of a newer Mastra the code and the route it asked for)."""
+    from django.test import AsyncClient
+
+    response = await getattr(AsyncClient(), method)(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert json.loads(response.content) == {"error": f"no API route at {method.upper()} {path}", "code": "not_found",
+                                            "message": f"no API route at {method.upper()} {path}"}
