@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
+from corsheaders.defaults import default_headers as cors_default_headers
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -136,6 +138,36 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 
+def env_origins(name: str) -> list[str]:
+    """Origins (``scheme://host[:port]``, http or https, nothing after) separated by commas, or
+    ``*`` alone (every origin); unset or empty is none. Anything else raises
+    ``ImproperlyConfigured`` naming the value."""
+    origins = env_list(name)
+    if origins == ["*"]:
+        return origins
+    for origin in origins:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query or \
+                parts.fragment or "@" in parts.netloc:
+            raise ImproperlyConfigured(f"{name} must be * or origins such as https://app.example.com "
+                                       f"separated by commas, not {origin!r}")
+    return origins
+
+
+# Browser apps on other origins calling the HTTP API (its CORS headers, django-cors-headers, applied
+# by agents.api.cors): off unless origins are listed; ``*`` lets every origin read the answers to
+# token-authenticated requests, as Mastra's server does. Never with credentials: a session cookie
+# is not sent across origins (docs/api.md)
+MASTRA_API_CORS_ORIGINS = env_origins("MASTRA_API_CORS_ORIGINS")
+CORS_ALLOW_ALL_ORIGINS = MASTRA_API_CORS_ORIGINS == ["*"]
+CORS_ALLOWED_ORIGINS = [] if CORS_ALLOW_ALL_ORIGINS else MASTRA_API_CORS_ORIGINS
+CORS_ALLOW_CREDENTIALS = False
+CORS_URLS_REGEX = r"^/api/"
+CORS_ALLOW_HEADERS = (*cors_default_headers, "last-event-id", "x-request-id")
+CORS_EXPOSE_HEADERS = ["Content-Length", "Retry-After", "X-Request-ID"]
+CORS_PREFLIGHT_MAX_AGE = 3600
+
+
 def env_proxy_header(name: str) -> tuple[str, str] | None:
     """``X-Forwarded-Proto`` (a header the proxy sets to ``https``) as Django's
     ``("HTTP_X_FORWARDED_PROTO", "https")``; unset or empty is ``None``."""
@@ -161,6 +193,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",  # HTTP API: tokens (manage.py drf_create_token <user>)
     "drf_spectacular",  # HTTP API: OpenAPI schema at /api/schema/
+    "corsheaders",  # HTTP API: CORS headers with MASTRA_API_CORS_ORIGINS (its settings checked)
     "drf_spectacular_sidecar",  # HTTP API: Swagger UI's files for /api/docs/, served by the site (no CDN)
     "channels",
     "agents",

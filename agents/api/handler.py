@@ -7,7 +7,8 @@ middleware: DRF authenticates (:class:`agents.api.auth.SessionCookieAuthenticati
 and the user itself and checks CSRF as DRF does), and the site's security policy (HTTPS redirect,
 HSTS, nosniff, X-Frame-Options, Referrer-Policy, COOP) is applied by calling the site's own
 ``SecurityMiddleware`` and ``XFrameOptionsMiddleware`` hooks in the request's coroutine
-(:mod:`agents.api.security`).
+(:mod:`agents.api.security`), and its CORS headers, when origins are configured, by calling
+django-cors-headers' own (:mod:`agents.api.cors`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.http import HttpResponseBase
 from django.urls import set_script_prefix
 
 from . import request_signals
+from .cors import ApiCors
 from .security import SecurityPolicy
 
 
@@ -114,18 +116,22 @@ class ApiHandler(QuietDisconnectHandler):
         self._view_middleware = []
         self._template_response_middleware = []
         self._exception_middleware = []
-        policy = SecurityPolicy()
+        policy, cors = SecurityPolicy(), ApiCors()
         view = convert_exception_to_response(self._get_response_async if is_async else self._get_response)
 
         # each wrapped as Django wraps a middleware: a view's exception is a response, with the headers
+        def before_view(request):  # an HTTPS redirect, or a CORS preflight's answer (no sign-in)
+            refusal = policy.refusal(request)
+            return refusal if refusal is not None else cors.preflight(request)
+
         if is_async:
             async def secured(request):
-                refusal = policy.refusal(request)
-                return policy.apply(request, refusal if refusal is not None else await view(request))
+                early = before_view(request)
+                return cors.apply(request, policy.apply(request, early if early is not None else await view(request)))
         else:
             def secured(request):
-                refusal = policy.refusal(request)
-                return policy.apply(request, refusal if refusal is not None else view(request))
+                early = before_view(request)
+                return cors.apply(request, policy.apply(request, early if early is not None else view(request)))
         self._middleware_chain = convert_exception_to_response(secured)
 
 

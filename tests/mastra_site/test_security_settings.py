@@ -23,7 +23,7 @@ ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DEBUG", "SECRET_K
             "SECURE_HSTS_PRELOAD", "SECURE_PROXY_SSL_HEADER", "CSRF_TRUSTED_ORIGINS", "MASTRA_MAX_SIGNAL_BYTES",
             "MASTRA_MAX_SIGNAL_ATTRIBUTES", "MASTRA_MAX_NOTIFICATIONS_PER_CALL", "MASTRA_MAX_PENDING_INPUTS",
             "MASTRA_MAX_STEPS", "MASTRA_MAX_RETRIES", "MASTRA_KEEP_PROVIDER_PAYLOADS", "MASTRA_CHANNEL_CAPACITY",
-            "MASTRA_CHANNEL_EXPIRY_S", "MASTRA_SQLITE_TIMEOUT_S")
+            "MASTRA_CHANNEL_EXPIRY_S", "MASTRA_SQLITE_TIMEOUT_S", "MASTRA_API_CORS_ORIGINS")
 LONG_KEY = "k8Qz-3vN_p1Lw7Rx9Tb2Yc5Hd0Jf4Gs6Am8Ue1Io3Py7Ka2Wn5Zq9Xe4Vr6Bt0Cm"
 PUBLIC = {"ALLOWED_HOSTS": "mastra.example.com"}
 
@@ -165,6 +165,37 @@ def test_a_bad_number_is_a_clear_configuration_error(env, name, value, bounds):
     proc = run(env, "-c", PROBE, **{name: value}, **extra)
     assert last_error_line(proc) == (
         f"django.core.exceptions.ImproperlyConfigured: {name} must be a whole number from {bounds}, not {value!r}")
+
+
+CORS_PROBE = """
+import json
+import django
+django.setup()
+from django.conf import settings
+print(json.dumps([settings.CORS_ALLOW_ALL_ORIGINS, settings.CORS_ALLOWED_ORIGINS, settings.CORS_ALLOW_CREDENTIALS]))
+"""
+
+
+def test_api_cors_origins_come_from_the_environment(env):
+    def cors(value=None):
+        proc = run(env, "-c", CORS_PROBE, **({} if value is None else {"MASTRA_API_CORS_ORIGINS": value}))
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    assert cors() == [False, [], False]  # off
+    assert cors("*") == [True, [], False]
+    assert cors(" https://app.example.com , http://localhost:3000 ") == [
+        False, ["https://app.example.com", "http://localhost:3000"], False]
+
+
+@pytest.mark.parametrize("value, bad", [("app.example.com", "app.example.com"),
+                                        ("https://app.example.com/chat", "https://app.example.com/chat"),
+                                        ("*,https://app.example.com", "*"),
+                                        ("ftp://files.example.com", "ftp://files.example.com")])
+def test_a_bad_api_cors_origin_is_a_clear_configuration_error(env, value, bad):
+    assert last_error_line(run(env, "-c", PROBE, MASTRA_API_CORS_ORIGINS=value)) == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_API_CORS_ORIGINS must be * or origins such as "
+        f"https://app.example.com separated by commas, not {bad!r}")
 
 
 def test_a_bad_proxy_header_or_switch_is_a_clear_configuration_error(env):
