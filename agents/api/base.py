@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpResponse
-from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.views import APIView
 
 from agents.connections import async_twin
@@ -37,14 +37,13 @@ def json_response(data: Any, status: int = 200) -> HttpResponse:
                         headers={"Content-Length": str(len(content))})
 
 
-class OwnAnswers(BaseContentNegotiation):
+class OwnAnswers(DefaultContentNegotiation):
     """The API's views write their answers themselves (JSON, or an SSE stream), whatever the
     request's ``Accept`` header or ``format`` parameter say, as Mastra's server does. DRF's own
-    negotiation would refuse an SSE client's ``Accept: text/event-stream`` (406) and fail on an
-    unknown ``?format=``; its parsers are never used either (:mod:`.parsing` reads the bodies)."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0] if parsers else None
+    choice of a renderer would refuse an SSE client's ``Accept: text/event-stream`` (406) and fail
+    on an unknown ``?format=``. Its choice of a parser stays DRF's: the views read their bodies
+    themselves (:mod:`.parsing`), but a session's CSRF check reads a form's fields through DRF's
+    request (a multipart recording of ``voice/listen``)."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type
