@@ -370,9 +370,25 @@ async def test_a_run_whose_output_processor_fails_ends_and_frees_the_thread():
     assert (answer.finish_reason, answer.text.splitlines()[-1]) == ("stop", "echo: again")
 
 
-async def test_a_run_that_raises_is_ended_by_the_runtime_with_its_input_kept_and_the_thread_free():
+async def check_ended_as_failed(agent, run_id: str, code: str, message: str) -> None:
+    """The thread's run ``run_id`` (its input "hello") was ended by the runtime: recorded failed with
+    ``code`` and ``message``, its input kept with the error entry, and the thread free for the next
+    input."""
     from agents.models import Message, Run
 
+    await wait_idle(R, T)
+    run = await Run.objects.aget(pk=run_id)
+    assert (run.status, run.error_code, run.error) == ("failed", code, message)
+    # the input is not lost, and the thread says why its run failed
+    stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
+    assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
+    assert stored[1]["content"]["metadata"]["error"] == {"code": code, "message": message}
+    again = await agent.send_message("again", resource_id=R, thread_id=T)
+    assert again.action == "wake"
+    assert (await bounded(again.output.get_full_output())).finish_reason == "stop"
+
+
+async def test_a_run_that_raises_is_ended_by_the_runtime_with_its_input_kept_and_the_thread_free():
     def raising(chunk):  # on every chunk: the run cannot even send its error
         raise RuntimeError("the caller's on_chunk failed")
 
@@ -388,16 +404,7 @@ async def test_a_run_that_raises_is_ended_by_the_runtime_with_its_input_kept_and
     assert [c["type"] for c in seen].count("error") == 1
     assert seen[-2]["payload"] == {"error": {"message": "the caller's on_chunk failed", "code": "error"}}
     assert seen[-1]["payload"]["stepResult"] == {"reason": "error"}
-    await wait_idle(R, T)
-    run = await Run.objects.aget(pk=r.run_id)
-    assert (run.status, run.error_code, run.error) == ("failed", "error", "the caller's on_chunk failed")
-    # the input is not lost, and the thread says why its run failed
-    stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
-    assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
-    assert stored[1]["content"]["metadata"]["error"] == {"code": "error", "message": "the caller's on_chunk failed"}
-    again = await agent.send_message("again", resource_id=R, thread_id=T)
-    assert again.action == "wake"
-    assert (await bounded(again.output.get_full_output())).finish_reason == "stop"
+    await check_ended_as_failed(agent, r.run_id, "error", "the caller's on_chunk failed")
 
 
 @pytest.mark.parametrize("fails_on", ["error", "finish"])
@@ -405,13 +412,13 @@ async def test_a_run_that_raises_after_its_error_is_ended_with_that_one_error(fa
     """The model fails, the run sends its ``error``, then the caller's ``on_chunk`` raises (on that
     ``error``, or on the ``finish`` after it): the runtime ends the run without a second ``error``,
     and the run is recorded failed of the model's error, as its subscribers saw it."""
-    from agents.models import Message, Run
 
     def raising(chunk):
         if chunk["type"] == fails_on:
             raise RuntimeError("the caller's on_chunk failed")
 
-    agent = make_agent(model=ScriptedModel([ModelError("model down", code="rate_limited", status=429)]))
+    agent = make_agent(model=ScriptedModel([ModelError("model down", code="rate_limited", status=429),
+                                            text_step("echo: again")]))
     watch = await agent.subscribe_to_thread(resource_id=R, thread_id=T)
     r = await agent.send_message("hello", resource_id=R, thread_id=T, if_idle={"stream_options": {"on_chunk": raising}})
     with pytest.raises(RuntimeError, match="on_chunk failed"):
@@ -422,14 +429,7 @@ async def test_a_run_that_raises_after_its_error_is_ended_with_that_one_error(fa
     assert ends == [("error", {"error": {"message": "model down", "code": "rate_limited", "status": 429}}),
                     ("finish", {"stepResult": {"reason": "error"}, "output": {"usage": {}},
                                 "metadata": {"request": {}, "response": {}}})]
-    await wait_idle(R, T)
-    run = await Run.objects.aget(pk=r.run_id)
-    assert (run.status, run.error_code, run.error) == ("failed", "rate_limited", "model down")
-    stored = [m.to_dict() for m in await db(lambda: list(Message.objects.filter(thread__thread_id=T).order_by("id")))]
-    assert [m["content"]["parts"] for m in stored] == [[{"type": "text", "text": "hello"}], []]
-    assert stored[1]["content"]["metadata"]["error"] == {"code": "rate_limited", "message": "model down"}
-    again = await agent.send_message("again", resource_id=R, thread_id=T)
-    assert again.action == "wake"
+    await check_ended_as_failed(agent, r.run_id, "rate_limited", "model down")
 
 
 async def test_stream_options_not_used_by_deliver():
