@@ -21,5 +21,5 @@ urlpatterns = [
     path("api/", include("agent_channels.urls")),
     path("api/", include("agents.api.urls")),
     # the rest of /api/: no route (a JSON 404, agents.api.errors.no_route)
-    re_path(r"^api/(?P<path>.*)$", no_route, name="api-no-route"),
+    re_path(r"^api/", no_route, name="api-no-route"),
 ]

@@ -103,7 +103,7 @@ def exception_response(exc: BaseException) -> JsonResponse:
     return error_response("internal_error", "internal error", status=500)
 
 
-async def no_route(request, path: str = "") -> JsonResponse:
+async def no_route(request) -> JsonResponse:
     """A path under ``/api/`` that names no route, with any method: ``404 not_found`` in the API's
     error body (a client of an API answers JSON, not the site's page), signed in or not, as
     Mastra's server answers its own unknown paths."""
