@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .naming import camel_keys
-from .stored_messages import stored_form
+from .stored_messages import answers_stamped, step_models, stored_form
 from .ui_messages import ui_messages
 
 #: the usage fields a provider may report (missing ones read as None)
@@ -163,14 +163,14 @@ class GenerateResult:
     def db_messages(self) -> list[dict]:
         """The run's response messages (``response["messages"]``) in Mastra's stored format, as
         ``messages`` are on the wire (Mastra's ``response.dbMessages``)."""
-        return db_messages(self.response.get("messages") or [], thread_of=self.messages)
+        return db_messages(self.response.get("messages") or [], thread_of=self.messages, steps=self.steps)
 
     @property
     def ui_messages(self) -> list[dict]:
         """The run's response messages as the AI SDK's ``UIMessage`` (v5), through the display
         transforms (Mastra's ``response.uiMessages``; :mod:`.ui_messages`)."""
         shown = self.display_messages if self.display_messages is not None else self.response.get("messages")
-        return ui_messages(db_messages(shown or [], thread_of=self.messages))
+        return ui_messages(db_messages(shown or [], thread_of=self.messages, steps=self.steps))
 
     def to_dict(self) -> dict:
         """Mastra's camelCase JSON form (what the HTTP API answers)."""
@@ -185,7 +185,8 @@ class GenerateResult:
             "response": self._response_dict(), "request": self.request, "warnings": self.warnings,
             "providerMetadata": self.provider_metadata, "reasoning": self.reasoning,
             "reasoningText": self.reasoning_text, "sources": self.sources, "files": self.files,
-            "suspendPayload": _camel_suspend(self.suspend_payload), "messages": db_messages(self.messages),
+            "suspendPayload": _camel_suspend(self.suspend_payload),
+            "messages": db_messages(self.messages, steps=self.steps),
             "rememberedMessages": db_messages(self.remembered_messages), "error": error, "tripwire": self.tripwire,
             "traceId": self.trace_id, "spanId": self.span_id,
         }
@@ -226,15 +227,20 @@ def step_content(step: StepResult) -> list[dict]:
     return content
 
 
-def db_messages(messages: list[dict], *, thread_of: list[dict] | None = None) -> list[dict]:
+def db_messages(messages: list[dict], *, thread_of: list[dict] | None = None,
+                steps: list | None = None) -> list[dict]:
     """A run's messages (the runtime's model messages) as Mastra's server answers them: its
     ``MastraDBMessage`` (the stored format, :mod:`.stored_messages`: ``content`` is ``{"format": 2,
     "parts", ...}``, a tool's results on the assistant message that called it, no ``tool`` role),
     each with the ``threadId`` and ``resourceId`` of the run's memory thread when it has one (read
-    from ``thread_of``, the run's messages, when given: its input messages carry them)."""
+    from ``thread_of``, the run's messages, when given: its input messages carry them). With the
+    run's ``steps``, each answer names the model that answered its step (``content.metadata``:
+    ``modelId``, ``provider``), as Mastra's do."""
     if not messages:
         return []
     out = stored_form(messages)
+    if steps:
+        out = answers_stamped(out, models=step_models(steps))
     thread = next((m for m in (messages if thread_of is None else thread_of) if m.get("threadId")), None)
     if thread is not None:
         envelope = {"threadId": thread["threadId"], "resourceId": thread.get("resourceId")}

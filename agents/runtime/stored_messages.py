@@ -41,7 +41,7 @@ FORMAT = 2
 #: the stored roles (Mastra's ``MastraDBMessage``)
 STORED_ROLES = ("user", "assistant", "system", "signal")
 #: what :func:`answers_stamped` adds to an answer's ``content.metadata``
-ANSWER_STAMP = ("agentId", "runId")
+ANSWER_STAMP = ("agentId", "runId", "modelId", "provider")
 #: an image part without a media type is stored with this one
 IMAGE_ANY = "image/*"
 
@@ -307,6 +307,9 @@ def _assistant_to_stored(message: dict) -> dict:
     raw = message.get("content")
     parts = [{"type": "text", "text": raw}] if isinstance(raw, str) else [_part_to_stored(p) for p in raw or []]
     content: dict = {"format": FORMAT, "parts": parts}
+    text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and p.get("text"))
+    if text:  # Mastra's ``content.content``: the answer's text parts, one line apart
+        content["content"] = text
     if message.get("metadata"):
         content["metadata"] = json_copy(message["metadata"])
     if message.get("providerOptions"):
@@ -431,7 +434,7 @@ def to_model_messages(stored: Iterable[dict]) -> list[dict]:
                              "createdAt": message.get("createdAt")}
                 if message.get("type"):
                     assistant["type"] = message["type"]
-                # the agent and run that wrote an answer are for its readers, not for the model
+                # the agent, run and model that wrote an answer are for its readers, not for the model
                 meta = {k: v for k, v in (content.get("metadata") or {}).items() if k not in ANSWER_STAMP}
                 if meta:
                     assistant["metadata"] = json_copy(meta)
@@ -471,19 +474,35 @@ def to_model_messages(stored: Iterable[dict]) -> list[dict]:
     return out
 
 
-def answers_stamped(messages: list[dict], *, agent_id: str | None, run_id: str) -> list[dict]:
-    """``messages`` (stored) with each assistant message naming the agent and the run that wrote
-    it in ``content.metadata`` (``agentId``, ``runId``): a thread answered by several agents shows
-    each answer under its own agent."""
+def answers_stamped(messages: list[dict], *, agent_id: str | None = None, run_id: str | None = None,
+                    models: dict[str, str] | None = None) -> list[dict]:
+    """``messages`` (stored) with each assistant message naming, in ``content.metadata``, the agent
+    and the run that wrote it (``agentId``, ``runId``: a thread answered by several agents shows
+    each answer under its own agent) and, when its id is in ``models`` (message id →
+    ``provider/model_id``: the model that answered its step), that model as Mastra's answers name it
+    (``modelId``, ``provider``: a fallback chain's answers each name their own)."""
     out = []
     for message in messages:
         if message.get("role") == "assistant" and is_stored(message):
-            meta = {**(message["content"].get("metadata") or {}), "runId": run_id}
+            meta = dict(message["content"].get("metadata") or {})
+            if run_id:
+                meta["runId"] = run_id
             if agent_id:
                 meta["agentId"] = agent_id
-            message = {**message, "content": {**message["content"], "metadata": meta}}
+            model = (models or {}).get(message.get("id"))
+            if model:
+                provider, _, model_id = model.partition("/")
+                meta["modelId"], meta["provider"] = model_id or provider, provider
+            if meta:
+                message = {**message, "content": {**message["content"], "metadata": meta}}
         out.append(message)
     return out
+
+
+def step_models(steps: Iterable[Any]) -> dict[str, str]:
+    """The model that answered each step (``provider/model_id``), by the id of its assistant message:
+    :func:`answers_stamped`'s ``models``."""
+    return {step.message_id: step.model for step in steps if step.message_id and step.model}
 
 
 def error_entry(*, message_id: str, created_at: str, agent_id: str | None, run_id: str, code: str,

@@ -179,10 +179,10 @@ async def test_another_resources_thread_of_the_same_id_is_another_thread():
     theirs = await sync_to_async(lambda: Thread.objects.get(resource_id="intruder", thread_id="shared-id"))()
     their_rows = await sync_to_async(lambda: [(m.role, m.content) for m in theirs.messages.order_by("id")])()
     answer_meta = their_rows[1][1].pop("metadata")
-    assert answer_meta["agentId"] == "mem-agent" and set(answer_meta) == {"agentId", "runId"}
+    assert answer_meta["agentId"] == "mem-agent" and set(answer_meta) == {"agentId", "runId", "modelId", "provider"}
     assert (theirs.title, their_rows) == ("x", [
         ("user", {"format": 2, "parts": [{"type": "text", "text": "intruder"}], "content": "intruder"}),
-        ("assistant", {"format": 2, "parts": [{"type": "text", "text": "yours"}]})])
+        ("assistant", {"format": 2, "parts": [{"type": "text", "text": "yours"}], "content": "yours"})])
     owner = await sync_to_async(lambda: Thread.objects.get(resource_id="owner", thread_id="shared-id"))()
     assert owner.title == ""
     owner_rows = await sync_to_async(lambda: [(m.role, m.seen_by_model()) for m in owner.messages.order_by("id")])()

@@ -115,6 +115,10 @@ test('memory threads and messages with the envelopes the client reads', async ()
   assert.equal(messages.messages[1].content.format, 2);
   assert.equal(messages.messages[1].content.parts[0].type, 'text');
   assert.ok(messages.messages[1].content.parts[0].text.includes('remember me'));
+  // an answer's text as content.content, and the model that wrote it, as Mastra stores them
+  assert.equal(messages.messages[1].content.content, messages.messages[1].content.parts[0].text);
+  assert.deepEqual([messages.messages[1].content.metadata.modelId, messages.messages[1].content.metadata.provider],
+    ['echo', 'local']);
   const renamed = await thread.update({ title: 'Renamed', metadata: {}, resourceId: 'alice' });
   assert.equal(renamed.title, 'Renamed');
   await assert.rejects(bob.getMemoryThread({ threadId, agentId: 'echo' }).get(), (e) => e.status === 404);

@@ -100,7 +100,8 @@ class MemoryThreadContract:
         model = ScriptedModel([tool_step(("c1", "add", {"a": 2, "b": 3})), text_step("It is 5.")])
         agent = Agent(id="calc", instructions="x", model=model, tools={"add": add}, memory=memory)
         result = await agent.generate("2+3?", memory={"resource": R, "thread": T})
-        stamp = {"agentId": "calc", "runId": result.run_id}  # each answer names its agent and run
+        # each answer names its agent, its run and the model that answered its step
+        stamp = {"agentId": "calc", "runId": result.run_id, "modelId": "scripted", "provider": "test"}
         recalled = await memory.recall(resource_id=R, thread_id=T)
         assert (recalled.total, recalled.page, recalled.per_page, recalled.has_more) == (3, 0, 10, False)
         user, call, answer = recalled.messages
@@ -110,7 +111,8 @@ class MemoryThreadContract:
             "type": "tool-invocation", "toolInvocation": {"state": "result", "toolCallId": "c1", "toolName": "add",
                                                           "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}],
             "metadata": stamp}
-        assert answer["content"] == {"format": 2, "parts": [{"type": "text", "text": "It is 5."}], "metadata": stamp}
+        assert answer["content"] == {"format": 2, "parts": [{"type": "text", "text": "It is 5."}],
+                                     "content": "It is 5.", "metadata": stamp}
         newest = await memory.recall(resource_id=R, thread_id=T, per_page=2)
         assert [m["id"] for m in newest.messages] == [call["id"], answer["id"]] and newest.has_more is True
         older = await memory.recall(resource_id=R, thread_id=T, per_page=2, page=1)

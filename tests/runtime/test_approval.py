@@ -314,8 +314,9 @@ async def test_approval_on_a_memory_thread_saves_the_whole_exchange():
     assert stored[1]["content"]["parts"] == [{"type": "tool-invocation", "toolInvocation": {
         "state": "result", "toolCallId": "call-1", "toolName": "delete_file", "args": {"path": "/tmp/report.txt"},
         "result": {"deleted": "/tmp/report.txt"}}}]
-    assert stored[2]["content"] == {"format": 2, "parts": [{"type": "text", "text": "Deleted."}],
-                                    "metadata": {"agentId": agent.id, "runId": first.run_id}}
+    assert stored[2]["content"] == {"format": 2, "parts": [{"type": "text", "text": "Deleted."}], "content": "Deleted.",
+                                    "metadata": {"agentId": agent.id, "runId": first.run_id, "modelId": "scripted",
+                                                 "provider": "test"}}
 
 
 @pytest.mark.asyncio

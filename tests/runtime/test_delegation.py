@@ -112,7 +112,9 @@ async def test_feedback_is_saved_to_the_supervisors_memory_as_an_assistant_messa
     # Mastra's stored format: the tool result is on the assistant message that made the call
     assert [(m["role"], m.get("type")) for m in saved] == [
         ("user", None), ("assistant", None), ("assistant", "delegation-feedback"), ("assistant", None)]
+    # no model wrote it: it names no model
     assert saved[2]["content"] == {"format": 2, "parts": [{"type": "text", "text": "Ask for sources next time."}],
+                                   "content": "Ask for sources next time.",
                                    "metadata": {"agentId": "boss", "runId": result.run_id}}
     # the model does not see it in this run
     assert all("Ask for sources" not in str(m) for m in boss.model.requests[1].messages)

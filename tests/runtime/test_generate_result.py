@@ -18,6 +18,11 @@ def two_step_model():
     ])
 
 
+#: what Mastra's answers name in ``content.metadata``: the model that answered their step (the
+#: scripted model is ``test/scripted``)
+SCRIPTED = {"modelId": "scripted", "provider": "test"}
+
+
 async def generate(model=None, **options):
     model = model or two_step_model()
     agent = Agent(id="weather", instructions="x", model=model, tools={"lookup": LOOKUP})
@@ -135,9 +140,10 @@ async def test_db_messages_are_the_answers_in_the_stored_format():
         {"id": first["id"], "role": "assistant", "createdAt": first["createdAt"], "content": {"format": 2, "parts": [
             {"type": "tool-invocation", "toolInvocation": {"state": "result", "toolCallId": "call-1",
                                                            "toolName": "lookup", "args": {"city": "Lagos"},
-                                                           "result": {"temp": 31, "city": "Lagos"}}}]}},
+                                                           "result": {"temp": 31, "city": "Lagos"}}}],
+            "metadata": SCRIPTED}},
         {"id": second["id"], "role": "assistant", "createdAt": second["createdAt"], "content": {"format": 2, "parts": [
-            {"type": "text", "text": "It is 31 degrees."}]}},
+            {"type": "text", "text": "It is 31 degrees."}], "content": "It is 31 degrees.", "metadata": SCRIPTED}},
     ]
 
 
@@ -146,10 +152,10 @@ async def test_ui_messages_are_the_answers_as_the_ai_sdks_ui_messages():
     result = await generate()
     first, second = (m for m in result.response["messages"] if m["role"] == "assistant")
     assert result.ui_messages == [
-        {"id": first["id"], "role": "assistant", "metadata": {"createdAt": first["createdAt"]}, "parts": [
+        {"id": first["id"], "role": "assistant", "metadata": {**SCRIPTED, "createdAt": first["createdAt"]}, "parts": [
             {"type": "tool-lookup", "toolCallId": "call-1", "input": {"city": "Lagos"},
              "output": {"temp": 31, "city": "Lagos"}, "state": "output-available"}]},
-        {"id": second["id"], "role": "assistant", "metadata": {"createdAt": second["createdAt"]}, "parts": [
+        {"id": second["id"], "role": "assistant", "metadata": {**SCRIPTED, "createdAt": second["createdAt"]}, "parts": [
             {"type": "text", "text": "It is 31 degrees."}]},
     ]
 
@@ -289,9 +295,10 @@ async def test_to_dict_gives_the_messages_as_mastras_db_messages():
         {"id": ids[1], "role": "assistant", "createdAt": at[1],
          "content": {"format": 2, "parts": [{"type": "tool-invocation", "toolInvocation": {
              "state": "result", "toolCallId": "call-1", "toolName": "lookup", "args": {"city": "Lagos"},
-             "result": {"temp": 31, "city": "Lagos"}}}]}},
+             "result": {"temp": 31, "city": "Lagos"}}}], "metadata": SCRIPTED}},
         {"id": ids[3], "role": "assistant", "createdAt": at[3],
-         "content": {"format": 2, "parts": [{"type": "text", "text": "It is 31 degrees."}]}},
+         "content": {"format": 2, "parts": [{"type": "text", "text": "It is 31 degrees."}],
+                     "content": "It is 31 degrees.", "metadata": SCRIPTED}},
     ]
     assert result.to_dict()["rememberedMessages"] == []
     assert result.messages[0]["content"] == "Weather in Lagos?"  # Python's stay the model's messages
@@ -306,12 +313,17 @@ async def test_to_dict_gives_a_memory_threads_messages_as_its_store_holds_them()
     data = (await agent.generate("two", memory={"resource": "u1", "thread": "t1"})).to_dict()
     stored = (await memory.recall(resource_id="u1", thread_id="t1")).messages
 
-    def shown(message):  # the store stamps an answer with its agent and run
+    def shown(message, answered_here=False):
+        """The store stamps an answer with its agent, run and model; the run's own answer names its
+        model on the wire too."""
         content = {k: v for k, v in message["content"].items() if k != "metadata"}
+        if answered_here:
+            content["metadata"] = SCRIPTED
         return {**message, "content": content}
 
     assert [m["id"] for m in stored] == [m["id"] for m in data["messages"]]
-    assert data["messages"] == [shown(m) for m in stored]
+    assert stored[3]["content"]["metadata"] == {"runId": data["runId"], "agentId": "a", **SCRIPTED}
+    assert data["messages"] == [shown(m) for m in stored[:3]] + [shown(stored[3], answered_here=True)]
     assert data["rememberedMessages"] == data["messages"][:2]
     assert [(m["threadId"], m["resourceId"]) for m in data["messages"]] == [("t1", "u1")] * 4
     assert [m["content"]["parts"] for m in data["rememberedMessages"]] == [

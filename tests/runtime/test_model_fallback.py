@@ -12,10 +12,11 @@ import json
 
 import pytest
 
-from agents.runtime import Agent, create_tool
+from agents.runtime import Agent, InMemoryMemory, create_tool
 from agents.runtime.errors import AgentConfigError
 from agents.runtime.providers.breaker import breakers_snapshot
 from agents.runtime.providers.resilience import configure_resilience
+from agents.runtime.stored_messages import to_model_messages
 from tests.runtime.providers.wire import (Reply, WireServer, anthropic_message_end, anthropic_message_start,
                                           anthropic_sse, anthropic_text_block, anthropic_text_reply, isolate_env,
                                           json_reply, openai_chunk, openai_sse, openai_text_reply,
@@ -197,6 +198,30 @@ async def test_a_step_that_fails_after_a_tool_ran_is_answered_by_the_next_model_
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
                                       "content": '{"status": "shipped"}'}]},
     ]
+
+
+@pytest.mark.asyncio
+async def test_each_stored_answer_names_the_model_that_answered_its_step(clock, openai_server, anthropic_server):
+    """As Mastra's answers do (``content.metadata``: ``modelId``, ``provider``), per step: the
+    thread shows which model of the chain wrote what."""
+    openai_server.reply(tool_call_reply("call_1", "lookup", {"order": "A-7"}), error(500, "internal error"))
+    anthropic_server.reply(anthropic_text_reply(["A-7 has shipped"]))
+    memory = InMemoryMemory()
+    agent = Agent(id="a", instructions="x", tools={"lookup": counting_tool([])}, memory=memory,
+                  model=[primary(openai_server, max_retries=1), fallback(anthropic_server)])
+
+    result = await agent.generate("where is A-7?", max_steps=3, memory={"resource": "r", "thread": "t"})
+
+    stored = await memory.store.list_messages(resource_id="r", thread_id="t")
+    assert [(m["role"], m["content"].get("metadata"), m["content"].get("content")) for m in stored] == [
+        ("user", None, "where is A-7?"),
+        ("assistant", {"runId": result.run_id, "agentId": "a", "modelId": "gpt-test", "provider": "openai"}, None),
+        ("assistant", {"runId": result.run_id, "agentId": "a", "modelId": "claude-test", "provider": "anthropic"},
+         "A-7 has shipped"),
+    ]
+    # what the next step is shown: the answers without the names of their agent, run and model
+    shown = [m.get("metadata") for m in to_model_messages(stored)]
+    assert shown == [None, None, None, None]
 
 
 @pytest.mark.asyncio

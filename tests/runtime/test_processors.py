@@ -348,7 +348,9 @@ async def test_pii_redactor_never_streams_part_of_an_email_or_number():
     assert result.text == "Mail [EMAIL] or [PHONE] now"
     saved = await memory.store.list_messages(resource_id="u", thread_id="t")
     assert saved[-1]["content"] == {"format": 2, "parts": [{"type": "text", "text": "Mail [EMAIL] or [PHONE] now"}],
-                                    "metadata": {"agentId": "a", "runId": result.run_id}}
+                                    "content": "Mail [EMAIL] or [PHONE] now",
+                                    "metadata": {"agentId": "a", "runId": result.run_id, "modelId": "scripted",
+                                                 "provider": "test"}}
 
 
 @pytest.mark.asyncio

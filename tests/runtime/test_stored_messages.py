@@ -62,9 +62,26 @@ def test_a_tool_result_joins_the_call_on_the_assistant_message():
         {"type": "reasoning", "reasoning": "think", "details": [{"type": "text", "text": "think"}]},
         {"type": "text", "text": "Let me add."},
         {"type": "tool-invocation", "toolInvocation": {"state": "result", "toolCallId": "c1", "toolName": "add",
-                                                       "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}]}}]
+                                                       "args": {"a": 2, "b": 3}, "result": {"sum": 5}}}],
+        "content": "Let me add."}}]
     back = to_model_messages(stored)
     assert back == [messages[0], {**tool([RESULT], id="a1-results")}]
+
+
+def test_an_answers_text_is_also_its_legacy_content_as_mastra_stores_it():
+    """Mastra's ``content.content`` on an answer: its text parts, one line apart; none without text."""
+    stored = to_stored_messages([
+        assistant("Done."),
+        assistant([{"type": "text", "text": "First."}, CALL, {"type": "text", "text": "Second."}], id="a2"),
+        assistant([{"type": "reasoning", "text": "think"}, CALL], id="a3"),
+        assistant([{"type": "text", "text": ""}], id="a4"),
+    ])
+    assert [m["content"].get("content", None) for m in stored] == ["Done.", "First.\nSecond.", None, None]
+    assert [list(m["content"]) for m in stored] == [["format", "parts", "content"]] * 2 + [["format", "parts"]] * 2
+    # the model is shown the parts, as before: the legacy text adds nothing to what it sees
+    assert to_model_messages(stored[:2]) == [assistant([{"type": "text", "text": "Done."}]),
+                                             assistant([{"type": "text", "text": "First."}, CALL,
+                                                        {"type": "text", "text": "Second."}], id="a2")]
 
 
 def test_an_error_result_keeps_is_error_and_a_call_without_result_stays_a_call():

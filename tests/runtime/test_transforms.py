@@ -43,7 +43,8 @@ async def test_a_tool_transform_changes_displays_and_transcripts_not_the_model()
     saved = await memory.store.list_messages(resource_id="u", thread_id="t")
     assert saved[1]["content"] == {"format": 2, "parts": [{"type": "tool-invocation", "toolInvocation": {
         "state": "result", "toolCallId": "c1", "toolName": "lookup", "args": {"ssn": "***"},
-        "result": "[card details removed]"}}], "metadata": {"agentId": "a", "runId": result.run_id}}
+        "result": "[card details removed]"}}], "metadata": {"agentId": "a", "runId": result.run_id,
+                                                             "modelId": "scripted", "provider": "test"}}
 
 
 @pytest.mark.asyncio

@@ -11,7 +11,7 @@ from ..messages import new_id, now_iso
 from ..redaction import redact_text
 from ..results import GenerateResult, Usage
 from ..scoring import scorers_start, scoring_data
-from ..stored_messages import answers_stamped, error_entry, stored_form
+from ..stored_messages import answers_stamped, error_entry, step_models, stored_form
 from ..tracing import spans_export
 from ..transforms import displayed_messages, transcript_messages
 from ..run_policy import RESOURCE_ID_KEY
@@ -207,7 +207,7 @@ async def stored_messages(run: Any, pending: list[dict]) -> list[dict]:
         saved = (run.input_messages + run.response_messages)[:mem.get("saved_upto", 0)]
         earlier = run.remembered + await transcript_messages(run, saved)
     stored = stored_form(await transcript_messages(run, pending), earlier=earlier)
-    return answers_stamped(stored, agent_id=agent_id, run_id=run.run_id) + failure
+    return answers_stamped(stored, agent_id=agent_id, run_id=run.run_id, models=step_models(run.steps)) + failure
 
 
 def answers_earlier_calls(messages: list[dict]) -> bool:

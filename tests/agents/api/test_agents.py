@@ -141,7 +141,8 @@ async def test_generate_with_memory_fills_the_callers_resource(alice: Api):
 
 async def test_generate_answers_the_runs_messages_as_the_threads_messages_route_does(alice: Api):
     """``messages`` and ``rememberedMessages`` are Mastra's ``MastraDBMessage``: a client reads them as
-    it reads ``GET /api/memory/threads/<id>/messages`` (the answers' stamps aside)."""
+    it reads ``GET /api/memory/threads/<id>/messages`` (the answers' stamps aside: the run's own
+    answer names its model, as Mastra's do, and the stored one its agent and run too)."""
     await alice.post("/api/agents/echo/generate", {"messages": "one", "memory": {"thread": "t-a"}})
     result = body(await alice.post("/api/agents/echo/generate", {"messages": "two", "memory": {"thread": "t-a"}}))
     page = body(await alice.get("/api/memory/threads/t-a/messages?agentId=echo"))
@@ -150,7 +151,12 @@ async def test_generate_answers_the_runs_messages_as_the_threads_messages_route_
     assert [m["content"]["parts"] for m in result["messages"]] == [
         [{"type": "text", "text": "one"}], [{"type": "text", "text": "echo: one"}],
         [{"type": "text", "text": "two"}], [{"type": "text", "text": "echo: two"}]]
-    assert result["messages"] == unstamped
+    echo = {"modelId": "echo", "provider": "local"}
+    assert page["messages"][3]["content"]["metadata"] == {"runId": result["runId"], "agentId": "echo", **echo}
+    assert [m["content"].get("content") for m in page["messages"]] == ["one", "echo: one", "two", "echo: two"]
+    answered_here = unstamped[3]
+    assert result["messages"] == unstamped[:3] + [{**answered_here, "content": {**answered_here["content"],
+                                                                                  "metadata": echo}}]
     assert result["rememberedMessages"] == unstamped[:2]
     assert {(m["threadId"], m["resourceId"]) for m in result["messages"]} == {("t-a", "alice")}
 

@@ -49,6 +49,17 @@ async def test_send_message_wakes_the_thread_and_the_subscription_streams_it(ali
     assert b"[DONE]" not in raw
 
 
+async def test_a_woken_runs_answer_is_stored_as_mastras_with_its_text_and_model(alice: Api):
+    stream = await subscribe(alice, "t-stored")
+    accepted = body(await alice.post("/api/agents/echo/send-message", {"message": "hi", "threadId": "t-stored"}))
+    await sse_chunks(stream, until=ends_run)  # the run's end is stored before its finish is sent
+    page = body(await alice.get("/api/memory/threads/t-stored/messages?agentId=echo"))
+    [answer] = [m for m in page["messages"] if m["role"] == "assistant"]
+    assert answer["content"] == {"format": 2, "parts": [{"type": "text", "text": "echo: hi"}], "content": "echo: hi",
+                                 "metadata": {"runId": accepted["runId"], "agentId": "echo", "modelId": "echo",
+                                              "provider": "local"}}
+
+
 async def test_a_subscriber_that_asks_for_an_event_stream_gets_one(alice: Api):
     stream = await subscribe(alice, "t1", headers={"Accept": "text/event-stream"})
     assert stream["Content-Type"] == "text/event-stream"
