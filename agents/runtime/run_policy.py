@@ -34,6 +34,7 @@ from zoneinfo import ZoneInfo
 
 from .budgets import Budget, RunScope, amount_text, period_bounds, period_key, step_amount
 from .errors import BudgetExceededError
+from .providers.chain import label_parts
 # the request context key naming the channel a run came in by (one definition, with the ledger's)
 from .tracing.steps import CHANNEL_KEY  # noqa: F401
 
@@ -53,11 +54,11 @@ class StepSpend:
 
     @property
     def provider(self) -> str:
-        return self.model.split("/", 1)[0] if "/" in self.model else ""
+        return label_parts(self.model)[0]
 
     @property
     def model_id(self) -> str:
-        return self.model.split("/", 1)[1] if "/" in self.model else self.model
+        return label_parts(self.model)[1]
 
 
 @dataclass(frozen=True)

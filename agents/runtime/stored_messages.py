@@ -35,6 +35,7 @@ import copy
 import re
 from typing import Any, Iterable
 
+from .providers.chain import label_parts
 from .signal import is_transient_message, render_signal
 
 FORMAT = 2
@@ -491,8 +492,7 @@ def answers_stamped(messages: list[dict], *, agent_id: str | None = None, run_id
                 meta["agentId"] = agent_id
             model = (models or {}).get(message.get("id"))
             if model:
-                provider, _, model_id = model.partition("/")
-                meta["modelId"], meta["provider"] = model_id or provider, provider
+                meta["provider"], meta["modelId"] = label_parts(model)
             if meta:
                 message = {**message, "content": {**message["content"], "metadata": meta}}
         out.append(message)

@@ -68,6 +68,12 @@ def model_label(model: Any) -> str:
     return f"{getattr(model, 'provider', 'custom')}/{getattr(model, 'model_id', 'custom')}"
 
 
+def label_parts(label: str) -> tuple[str, str]:
+    """A :func:`model_label` as ``(provider, model_id)``; a label without a provider is ``("", label)``."""
+    provider, _, model_id = label.partition("/")
+    return (provider, model_id) if model_id else ("", label)
+
+
 def is_chain(spec: Any) -> bool:
     return isinstance(spec, (list, tuple))
 

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from ..providers.chain import label_parts
+
 logger = logging.getLogger(__name__)
 
 #: the request context key that names what started a run
@@ -89,9 +91,7 @@ def call_observed(run: Any, *, kind: str, model: str, step_number: int, usage: d
         return
     context = run.request_context if isinstance(run.request_context, dict) else {}
     memory = run.memory or {}
-    provider, _, model_id = model.partition("/")
-    if not model_id:
-        provider, model_id = "", model
+    provider, model_id = label_parts(model)
     channel = context.get(CHANNEL_KEY)
     owner = context.get(RESOURCE_KEY)
     record = {
