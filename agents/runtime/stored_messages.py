@@ -492,7 +492,8 @@ def answers_stamped(messages: list[dict], *, agent_id: str | None = None, run_id
                 meta["agentId"] = agent_id
             model = (models or {}).get(message.get("id"))
             if model:
-                meta["provider"], meta["modelId"] = label_parts(model)
+                provider, meta["modelId"] = label_parts(model)
+                meta["provider"] = provider  # after modelId, in Mastra's order
             if meta:
                 message = {**message, "content": {**message["content"], "metadata": meta}}
         out.append(message)
