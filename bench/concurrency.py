@@ -49,6 +49,14 @@ server and repetition (``server``: django or mastra):
 
 and with both servers one ``ratio`` line per repetition: each figure as [django, mastra].
 
+Before the servers, two ``floor`` lines (``--floor`` conversations each; ``0``: none): the same gap
+with no framework, a client alone against the same mock making three-step conversations one after
+the other, each next request sent as soon as the answer before it is read: ``client`` ``aiohttp``
+(a bare session) and ``openai-sdk`` (the SDK as the model adapter calls it, over aiohttp).
+``gap_p50/p99/max_ms`` is what a step's gap cannot go below on this machine with that client (the
+wake after the model's wait, reading the answer, sending the next request); ``--runs 1`` gives the
+framework's own gap on an idle server to set beside it.
+
 Limits lifted for the bench through daphne's environment: ``MASTRA_API_SEND_RATE`` (100000000/min),
 ``MASTRA_MAX_ACTIVE_RUNS_PER_RESOURCE`` and ``MASTRA_MAX_ACTIVE_RUNS_PER_AGENT`` (0: none; the
 defaults), the notification dispatcher's interval (an hour). Nothing else limits the number of
@@ -326,6 +334,58 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
     return result
 
 
+async def measure_floor(mock_port: int, client: str, conversations: int) -> dict:
+    """The gap between two steps without a framework: ``conversations`` three-step conversations in a
+    row against the mock, each next request sent as soon as the answer before it is read, through
+    ``client``: ``aiohttp`` (a bare ``ClientSession``) or ``openai-sdk`` (``AsyncOpenAI`` over its
+    ``DefaultAioHttpClient``, called as the model adapter calls it: ``post`` of the body as it is,
+    the chunks read as parsed JSON). What a step's gap cannot go below on this machine with that
+    client: waking after the model's wait, reading the answer, sending the next request."""
+    import aiohttp
+    import openai
+
+    url = f"http://127.0.0.1:{mock_port}/v1"
+    tag = f"floor {client} {uuid.uuid4().hex[:8]}"
+    if client == "aiohttp":
+        session = aiohttp.ClientSession()
+
+        async def call(body: dict) -> None:
+            async with session.post(f"{url}/chat/completions", json=body) as response:
+                await response.read()
+
+        close = session.close
+    else:
+        sdk = openai.AsyncOpenAI(base_url=url, api_key="bench", http_client=openai.DefaultAioHttpClient())
+
+        async def call(body: dict) -> None:
+            stream = await sdk.post("/chat/completions", body=body, cast_to=object, stream=True,
+                                    stream_cls=openai.AsyncStream[object])
+            async for _ in stream:
+                pass
+
+        close = sdk.close
+    keys = []
+    try:
+        for index in range(conversations + 1):  # the first opens the connection: not counted
+            key = f"{tag} {index}"
+            messages: list[dict] = [{"role": "user", "content": key}]
+            for step in range(3):
+                await call({"model": "mock", "messages": messages, "stream": True})
+                messages = messages + [{"role": "tool", "tool_call_id": f"call_{step}", "content": "{}"}]
+            keys.append(key)
+    finally:
+        await close()
+    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{mock_port}/stats") as response:
+        stats = await response.json()
+    gaps = []
+    for key in keys[1:]:
+        came = {int(k): v for k, v in stats["received"].get(key, {}).items()}
+        ended = {int(k): v for k, v in stats["answered"].get(key, {}).items()}
+        gaps += [came[k + 1] - ended[k] for k in ended if k + 1 in came]
+    return {"case": "floor", "client": client, "conversations": conversations, "gaps": len(gaps),
+            **percentiles(gaps, "gap")}
+
+
 class MastraConcurrencyServer:
     """Mastra's own server with the same agent (``bench/concurrency_mastra.mjs``, copied into the
     Mastra directory for its imports and removed after), against the same mock model."""
@@ -389,6 +449,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measurements in a row on the same server")
     parser.add_argument("--servers", default="django,mastra")
     parser.add_argument("--mastra-dir", type=Path, default=ROOT.parent / "shared" / "reference" / "mastra")
+    parser.add_argument("--floor", type=int, default=20,
+                        help="three-step conversations per client measuring the gap without a framework (0: none)")
     args = parser.parse_args()
     # run as a script, bench/ is sys.path[0]: the project's root must come first (bench.http_api)
     sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -416,6 +478,9 @@ def main() -> None:
 
     results: dict[str, list[dict]] = {}
     try:
+        for client in ("aiohttp", "openai-sdk") if args.floor else ():
+            print(json.dumps({**asyncio.run(measure_floor(mock_port, client, args.floor)),
+                              "delay_ms": args.delay_ms}), flush=True)
         for name in args.servers.split(","):
             if name == "django":
                 server = DjangoServer()
