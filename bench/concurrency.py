@@ -222,6 +222,29 @@ def percentiles(values: list[float], prefix: str) -> dict:
             f"{prefix}_max_ms": round(max(ms), 2) if ms else None}
 
 
+async def mock_stats(mock_port: int) -> dict:
+    """The mock's ``GET /stats``: when each run's step requests came and their answers ended."""
+    from bench.http_api import Connection
+
+    connection = Connection(mock_port, {})
+    try:
+        _, data = await connection.request("GET", "/stats")
+    finally:
+        connection.close()
+    return json.loads(data)
+
+
+def run_times(stats: dict, key: str) -> tuple[dict[int, float], dict[int, float]]:
+    """The times the run ``key``'s step requests came and its answers ended, by step."""
+    return ({int(k): v for k, v in stats["received"].get(key, {}).items()},
+            {int(k): v for k, v in stats["answered"].get(key, {}).items()})
+
+
+def step_gaps(came: dict[int, float], ended: dict[int, float]) -> list[float]:
+    """A run's gaps: from the end of each step's answer to the request of the next step."""
+    return [came[k + 1] - ended[k] for k in ended if k + 1 in came]
+
+
 async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, runs: int) -> dict:
     from bench.http_api import Connection, cpu_s
 
@@ -298,16 +321,11 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
 
-    stats_connection = Connection(mock_port, {})
-    _, data = await stats_connection.request("GET", "/stats")
-    stats_connection.close()
-    stats = json.loads(data)
+    stats = await mock_stats(mock_port)
     gaps, wakes, tails = [], [], []
     for thread_id in threads:
-        key = f"ping {thread_id}"
-        came = {int(k): v for k, v in stats["received"].get(key, {}).items()}
-        ended = {int(k): v for k, v in stats["answered"].get(key, {}).items()}
-        gaps += [came[k + 1] - ended[k] for k in ended if k + 1 in came]
+        came, ended = run_times(stats, f"ping {thread_id}")
+        gaps += step_gaps(came, ended)
         if 0 in came and thread_id in sent_at:
             wakes.append(came[0] - sent_at[thread_id])
         if 2 in ended and thread_id in finished_at:
@@ -375,13 +393,8 @@ async def measure_floor(mock_port: int, client: str, conversations: int) -> dict
             keys.append(key)
     finally:
         await close()
-    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{mock_port}/stats") as response:
-        stats = await response.json()
-    gaps = []
-    for key in keys[1:]:
-        came = {int(k): v for k, v in stats["received"].get(key, {}).items()}
-        ended = {int(k): v for k, v in stats["answered"].get(key, {}).items()}
-        gaps += [came[k + 1] - ended[k] for k in ended if k + 1 in came]
+    stats = await mock_stats(mock_port)
+    gaps = [gap for key in keys[1:] for gap in step_gaps(*run_times(stats, key))]
     return {"case": "floor", "client": client, "conversations": conversations, "gaps": len(gaps),
             **percentiles(gaps, "gap")}
 
