@@ -40,6 +40,12 @@ server and repetition (``server``: django or mastra):
   lag_p99/max_ms         the event-loop lag inside daphne while the runs were going: a task of
                          this module (started when ``BENCH_LAG_FILE`` is set) sleeps 10 ms in a
                          loop and records how late it woke. Target: p99 < 20 ms
+  gc_collections, gc_full, gc_ms, gc_max_ms  what the cyclic garbage collector took of that
+                         time inside daphne: its collections (``gc_full`` of them of the oldest
+                         generation), their time in all and the longest (``gc.callbacks``; every
+                         thread of the process stands still during one, the event loop's
+                         included). A lag well above ``gc_max_ms`` is the loop's turns, not the
+                         collector. Not printed for Mastra's server
   server_cpu_s, cpu_ms_per_run  the server's CPU time (every thread, ``/proc``) from the first
                          send-message to the last ``finish``, and that per completed run (its
                          send, three steps, the tool call and the end; its subscriber's stream):
@@ -70,6 +76,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -96,8 +103,25 @@ def ping(input: dict) -> dict:
     return {"pong": input.get("n", 0)}
 
 
+#: the collector's collections not written yet: ``<unix time> <generation> <ms>`` lines
+_collections: list[str] = []
+
+
+def _collection_timer():
+    """A ``gc.callbacks`` hook that adds a line to :data:`_collections` for each collection."""
+    started = [0.0]
+
+    def timer(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            _collections.append(f"{time.time():.4f} {info['generation']} {(time.perf_counter() - started[0]) * 1000:.3f}\n")
+    return timer
+
+
 async def lag_monitor(path: str, interval: float = 0.010) -> None:
-    """Sleep ``interval`` in a loop; append ``<unix time> <ms late>`` lines to ``path`` every half second."""
+    """Sleep ``interval`` in a loop; append ``<unix time> <ms late>`` lines to ``path`` every half
+    second, and the collector's collections since (:data:`_collections`) to ``path + ".gc"``."""
     samples: list[str] = []
     flushed = time.monotonic()
     while True:
@@ -109,6 +133,10 @@ async def lag_monitor(path: str, interval: float = 0.010) -> None:
             with open(path, "a") as handle:
                 handle.writelines(samples)
             samples.clear()
+            collections = _collections[:]  # a collection on another thread may add one meanwhile
+            del _collections[:len(collections)]
+            with open(path + ".gc", "a") as handle:
+                handle.writelines(collections)
             flushed = now
 
 
@@ -116,6 +144,7 @@ def _start_lag_monitor(path: str) -> None:
     from twisted.internet import reactor  # daphne's asyncio reactor: the loop that serves the site
 
     def start() -> None:
+        gc.callbacks.append(_collection_timer())
         _start_lag_monitor.task = asyncio.ensure_future(lag_monitor(path))
 
     reactor.callFromThread(start)
@@ -338,6 +367,13 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
             at, late = line.split()
             if began_wall <= float(at) <= ended_wall:
                 lags.append(float(late) / 1000)
+    collections = []  # (generation, ms)
+    gc_file = Path(f"{lag_file}.gc")
+    if gc_file.exists():
+        for line in gc_file.read_text().splitlines():
+            at, generation, took = line.split()
+            if began_wall <= float(at) <= ended_wall:
+                collections.append((int(generation), float(took)))
     runs = [finished_at[t] - sent_at[t] for t in finished_at]
     result = {"runs": len(threads), "completed": len(finished_at), "refused": len(refused),
               "errors": len(errors), "sent_s": round(sent_s, 2), "wall_s": round(wall_s, 2),
@@ -347,6 +383,10 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
               **percentiles(gaps, "framework"), **percentiles(wakes, "wake"), **percentiles(tails, "tail"),
               **percentiles(runs, "run"), "lag_samples": len(lags),
               **{k: v for k, v in percentiles(lags, "lag").items() if not k.startswith("lag_p50")}}
+    if gc_file.exists():
+        result.update({"gc_collections": len(collections), "gc_full": sum(1 for g, _ in collections if g == 2),
+                       "gc_ms": round(sum(took for _, took in collections), 1),
+                       "gc_max_ms": round(max((took for _, took in collections), default=0.0), 2)})
     if refused or errors:
         result["first_problem"] = (refused + errors)[0]
     return result
@@ -440,8 +480,9 @@ def measure_server(server, lag_file: Path, mock_port: int, args) -> list[dict]:
         if args.warmup:  # the first runs import the SDK and open connections: not measured
             asyncio.run(measure(server, headers, args, mock_port, lag_file, args.warmup))
         for _ in range(args.repeat):
-            if lag_file.exists():
-                lag_file.unlink()
+            for samples in (lag_file, Path(f"{lag_file}.gc")):
+                if samples.exists():
+                    samples.unlink()
             result = asyncio.run(measure(server, headers, args, mock_port, lag_file, args.runs))
             rss, peak = rss_mb(server.proc.pid)
             line = {"server": server.name, "case": "concurrency", "database": getattr(server, "database", "libsql"),
