@@ -32,7 +32,7 @@ burst of ``bench/concurrency.py`` had a full collection of 250 to 430 ms. ``MAST
 net allocations with the defaults); 0 leaves CPython's 10. Cyclic garbage that reached the old
 generation waits longer for it, so a serving process makes little: a request through the API
 leaves no cycle (``agents.api.handler``, ``agents.api.base``), nor does a run's trace
-(``agents.runtime.run.ending``).
+(``agents.runtime.run.ending``) or an input's transaction (``agents.threads.leases``).
 Measured on PostgreSQL and Redis, four bursts in a row: 196, 202, 204 and 209 MB after each
 (before those two, 200, 221, 245 and 269 MB with 100, and with 10 a full collection in the second
 and fourth bursts that stopped the event loop 357 and 595 ms).

@@ -36,18 +36,21 @@ def lease_lock_or_create(thread: Thread, *, created: bool = False) -> ThreadLeas
     A thread whose row the caller's transaction has just ``created`` has no lease row (a lease row
     points at its thread's, and no other transaction can see that row before this one commits):
     its lease is returned unwritten, and :func:`lease_save` inserts it with what the caller made
-    of it (a wake writes its new thread's lease, taken, in one statement instead of three)."""
+    of it (a wake writes its new thread's lease, taken, in one statement instead of three).
+
+    The lease names its thread by key, not by ``thread``'s instance: Django caches a one-to-one
+    relation both ways, so the lease would hold the thread and the thread the lease, a reference
+    cycle that only a collection of its generation frees (``agents.heap``)."""
     if created:
-        return ThreadLease(thread=thread)
+        return ThreadLease(thread_id=thread.key)
     lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
     if lease is None:
         # another process may create it at the same moment: its insert wins, ours does nothing
         if ThreadLease.objects.insert_rows([{"thread_id": thread.key}], ignore_conflicts=True):
-            lease = ThreadLease(thread=thread)  # ours, locked
+            lease = ThreadLease(thread_id=thread.key)  # ours, locked
             lease._state.adding = False  # written
             return lease
         lease = ThreadLease.objects.select_row({"thread_id": thread.key}, for_update=True)
-    lease.thread = thread
     return lease
 
 

@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError, connections, transaction
+from django.db import OperationalError, connections, models, transaction
 from django.utils import timezone
 
 from agents.models import Message, Run, ThreadInput, ThreadLease
@@ -15,6 +15,7 @@ from agents.runtime.threads.events import SEQ_BLOCK
 from agents.threads.inputs import input_accept
 from agents.threads.leases import lease_lock
 from agents.threads.recovery import threads_recover
+from tests.garbage import cyclic_garbage
 
 TTL_MS = 15_000
 BRANCH_ACTIVE = {"behavior": "deliver", "attributes": {}, "stream_options": None}
@@ -27,6 +28,21 @@ def accept(thread_id: str, text: str, *, run_id: str | None = None) -> Acceptanc
                         signal=message_to_signal(text), mode="send", if_active=BRANCH_ACTIVE, if_idle=BRANCH_IDLE,
                         target_run_id=None, new_run_id=run_id or uuid.uuid4().hex, stream_options={},
                         ttl_ms=TTL_MS, process_id="p1", state=None)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("existing", [False, True], ids=["new thread", "existing thread"])
+def test_an_accepted_input_leaves_no_reference_cycle(existing):
+    """The rows an input's transaction reads and writes are freed when it returns. A lease that
+    names its thread's model instance is cached by Django both ways (a one-to-one relation): the
+    lease held the thread and the thread held the lease, and every input left that pair to wait for
+    a collection of its generation, in a serving process often a full one (``agents.heap``)."""
+    if existing:
+        assert accept("t-cycle", "before").action == "wake"  # the thread and its lease exist
+    with cyclic_garbage() as garbage:
+        accepted = accept("t-cycle", "hi")
+    assert accepted.action == ("deliver" if existing else "wake")
+    assert [type(o).__name__ for o in garbage if isinstance(o, models.Model)] == []
 
 
 @pytest.mark.django_db(transaction=True)
