@@ -135,7 +135,7 @@ async def lag_monitor(path: str, interval: float = 0.010) -> None:
             samples.clear()
             collections = _collections[:]  # a collection on another thread may add one meanwhile
             del _collections[:len(collections)]
-            with open(path + ".gc", "a") as handle:
+            with open(collections_file(Path(path)), "a") as handle:
                 handle.writelines(collections)
             flushed = now
 
@@ -269,6 +269,24 @@ def run_times(stats: dict, key: str) -> tuple[dict[int, float], dict[int, float]
             {int(k): v for k, v in stats["answered"].get(key, {}).items()})
 
 
+def collections_file(lag_file: Path) -> Path:
+    """Where the lag monitor writes the collector's collections, beside its lag samples."""
+    return Path(f"{lag_file}.gc")
+
+
+def window_samples(path: Path, began: float, ended: float) -> list[list[str]]:
+    """The lines of ``path`` (``<unix time> <fields…>``) stamped from ``began`` to ``ended``: their
+    other fields (none when the file is not there)."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        at, *fields = line.split()
+        if began <= float(at) <= ended:
+            rows.append(fields)
+    return rows
+
+
 def step_gaps(came: dict[int, float], ended: dict[int, float]) -> list[float]:
     """A run's gaps: from the end of each step's answer to the request of the next step."""
     return [came[k + 1] - ended[k] for k in ended if k + 1 in came]
@@ -361,19 +379,10 @@ async def measure(server, headers: dict, args, mock_port: int, lag_file: Path, r
             tails.append(finished_at[thread_id] - ended[2])
 
     await asyncio.sleep(0.7)  # the lag monitor's last flush
-    lags = []
-    if lag_file.exists():
-        for line in lag_file.read_text().splitlines():
-            at, late = line.split()
-            if began_wall <= float(at) <= ended_wall:
-                lags.append(float(late) / 1000)
-    collections = []  # (generation, ms)
-    gc_file = Path(f"{lag_file}.gc")
-    if gc_file.exists():
-        for line in gc_file.read_text().splitlines():
-            at, generation, took = line.split()
-            if began_wall <= float(at) <= ended_wall:
-                collections.append((int(generation), float(took)))
+    lags = [float(late) / 1000 for (late,) in window_samples(lag_file, began_wall, ended_wall)]
+    gc_file = collections_file(lag_file)
+    collections = [(int(generation), float(took))
+                   for generation, took in window_samples(gc_file, began_wall, ended_wall)]
     runs = [finished_at[t] - sent_at[t] for t in finished_at]
     result = {"runs": len(threads), "completed": len(finished_at), "refused": len(refused),
               "errors": len(errors), "sent_s": round(sent_s, 2), "wall_s": round(wall_s, 2),
@@ -480,7 +489,7 @@ def measure_server(server, lag_file: Path, mock_port: int, args) -> list[dict]:
         if args.warmup:  # the first runs import the SDK and open connections: not measured
             asyncio.run(measure(server, headers, args, mock_port, lag_file, args.warmup))
         for _ in range(args.repeat):
-            for samples in (lag_file, Path(f"{lag_file}.gc")):
+            for samples in (lag_file, collections_file(lag_file)):
                 if samples.exists():
                     samples.unlink()
             result = asyncio.run(measure(server, headers, args, mock_port, lag_file, args.runs))
