@@ -7,7 +7,8 @@ finished answer announced, the closed drawer inert, a visible focus) and axe-cor
 login pages (no serious or critical violation, at 1280 and 360 px, light and dark). Also the demo
 site itself (its approval card and its scorer), and the page side of four fixes: a thread id with
 ``/``, a failed run's entry with Retry after a reload, a refused send that keeps its text, and
-answers labelled with their own agent. Screenshots: ``test-output/screenshots/``."""
+answers labelled with their own agent; and a composer whose buttons wait for the page's script
+(text typed before it runs stays, and is what is sent). Screenshots: ``test-output/screenshots/``."""
 
 from __future__ import annotations
 
@@ -529,6 +530,40 @@ def test_slash_thread_ids_failed_runs_refused_sends_and_per_agent_labels(db_url_
         page.wait_for_selector(".notice-line:has-text('throttled')")
         assert page.input_value("#composer") == "this one is refused"
         screenshot(page, "fix-refused-send-keeps-text-1280")
+
+
+# -- before the page's script runs ------------------------------------------------------------------------
+def test_text_typed_before_the_page_script_runs_stays_and_is_sent_once_it_has_run(db_url_for_subprocess, tmp_path,
+                                                                                   browser, page_errors):
+    user()
+    with daphne_server(db_url_for_subprocess, tmp_path) as base:
+        page = new_page(browser, page_errors)
+        sign_in(page, base)
+        # the entry module is held back, as on a slow network: the form is there, its script is not
+        held = []
+        page.route(re.compile(r".*/chat/chat(\.[0-9a-f]+)?\.js$"), lambda route: held.append(route))
+        page.goto(base + "/", wait_until="commit")
+        page.wait_for_selector("#composer")
+        assert page.is_disabled("#send") and page.is_disabled("#queue-send")
+        page.fill("#composer", "typed early")
+        page.press("#composer", "Enter")  # a textarea takes a new line: there is no implicit submit
+        page.click("#send", force=True)  # a disabled submit button submits nothing: no reload
+        page.click("#queue-send", force=True)
+        assert held, "the page asked for its entry module"
+        assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
+        assert page.url == base + "/"
+        assert page.input_value("#composer") == "typed early\n"
+        screenshot(page, "composer-before-script-1280")
+        # the script arrives: the buttons work and the text typed meanwhile is what is sent
+        held[0].continue_()
+        page.wait_for_selector("#conn-status[data-state=connected]")
+        assert not page.is_disabled("#send") and not page.is_disabled("#queue-send")
+        assert page.input_value("#composer") == "typed early\n"
+        page.click("#send")
+        page.wait_for_selector(".msg-assistant:has-text('echo: typed early')", timeout=20_000)
+        wait_idle(page)
+        assert page.locator(".msg-user .plain").all_inner_texts() == ["typed early\n"]  # as typed
+        assert page.input_value("#composer") == ""
 
 
 # -- a long thread -----------------------------------------------------------------------------------------
