@@ -94,4 +94,5 @@ def build_thread_runtime():
     return ThreadRuntime(DjangoThreadStore(), pubsub, lease_ttl_ms=settings.MASTRA_THREAD_LEASE_TTL_MS,
                          agent_lookup=lambda agent_id: get_mastra().get_agent(agent_id),
                          registry_agent_ids=lambda: list(get_mastra().get_agents()),
-                         single_process=site_is_one_process(pubsub))
+                         single_process=site_is_one_process(pubsub),
+                         accepts_at_once=settings.MASTRA_ACCEPTS_AT_ONCE)

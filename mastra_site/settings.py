@@ -319,6 +319,10 @@ MASTRA_THREAD_LEASE_TTL_MS = env_int("MASTRA_THREAD_LEASE_TTL_MS", 15_000, minim
 # thread's calls on one of them, in order; agents.connections KEYED), one connection each; at 1
 # (the default) on the worker thread, which keeps the event loop's wait for the interpreter short
 MASTRA_THREAD_DB_THREADS = env_int("MASTRA_THREAD_DB_THREADS", 1, minimum=1, maximum=64)
+# Inputs (send-message, signals, a chat's message, a channel's event) a process accepts at once; the
+# others wait their turn, first come first served, so that the runs going on keep theirs
+# (agents.runtime.threads.admission). By default one per database thread of the runtime; 0: no limit
+MASTRA_ACCEPTS_AT_ONCE = env_int("MASTRA_ACCEPTS_AT_ONCE", MASTRA_THREAD_DB_THREADS, minimum=0, maximum=10_000)
 #: runs a thread input may take without saving their end before it is parked as failed
 MASTRA_INPUT_MAX_ATTEMPTS = env_int("MASTRA_INPUT_MAX_ATTEMPTS", 3, minimum=1, maximum=100)
 MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S = env_int("MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", 15, minimum=1,

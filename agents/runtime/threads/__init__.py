@@ -7,6 +7,7 @@ One module per job:
   which inputs the next run takes (both stores call it; they only lock, load and persist);
 - ``memory_store``: :class:`InMemoryThreadStore`, the protocol in memory (runtime tests);
 - ``inputs``: an input's target and ``if_active`` / ``if_idle`` branches, :class:`SendResult`;
+- ``admission``: :class:`AcceptGate`, how many inputs a process accepts at once;
 - ``events``: a run's event stream (``seq``, batching, flush, publish here and elsewhere);
 - ``subscriptions``: :class:`ThreadSubscription` and this process's subscribers (bounded buffers);
 - ``background``: the runtime's background tasks and the wait for them;

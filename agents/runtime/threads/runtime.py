@@ -5,13 +5,13 @@ discard / blocked), the lease and the event log live behind a :class:`~.store.Th
 other processes are reached through a :class:`~.store.PubSub`. The database is the source of
 truth; pub/sub only carries chunks and wake-ups between processes.
 
-Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` → ``store.accept`` stores the
-input and decides in one transaction → for ``wake`` this process starts the run under a fresh lease;
-for ``deliver`` the owning run (in whatever process) takes the input at its next step boundary
-(``store.take_inputs``, read when :mod:`.boundaries` says an input may wait) → every chunk goes
-through the run's event stream (:mod:`.events`) to the subscribers (:mod:`.subscriptions`) → at the
-end of a run ``store.finish`` either releases the lease or transfers it to the next run for inputs
-that are still waiting.
+Flow of an input: ``Agent.send_message`` → :meth:`ThreadRuntime.send` (in its turn, :mod:`.admission`)
+→ ``store.accept`` stores the input and decides in one transaction → for ``wake`` this process
+starts the run under a fresh lease; for ``deliver`` the owning run (in whatever process) takes the
+input at its next step boundary (``store.take_inputs``, read when :mod:`.boundaries` says an input
+may wait) → every chunk goes through the run's event stream (:mod:`.events`) to the subscribers
+(:mod:`.subscriptions`) → at the end of a run ``store.finish`` either releases the lease or
+transfers it to the next run for inputs that are still waiting.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..errors import SignalError
 from ..messages import new_id, now_iso
 from ..run import ThreadHooks
 from ..signal import echo_chunk, render_signal
+from .admission import AcceptGate
 from .agents import RunnableAgents
 from .background import BackgroundTasks
 from .boundaries import BoundaryReads
@@ -116,6 +117,16 @@ def thread_emitter(active: ActiveRun, subscribers: dict, user_on_chunk: Callable
     return emit
 
 
+def memory_to_prepare(store: ThreadStore, agent: Any, stream_options: dict) -> dict | None:
+    """What a wake's transaction can read for the run's memory (thread and history), when the
+    agent's memory lives in the thread ``store``'s database and the wake sets no memory options."""
+    memory = agent.memory
+    if memory is None or "memory" in stream_options or not store.prepares_memory_of(memory.store):
+        return None
+    options = memory.resolve_options(None)
+    return {"last_messages": options["last_messages"], "read_only": options["read_only"]}
+
+
 async def lease_renewals(store: ThreadStore, active: ActiveRun, ttl_ms: int) -> None:
     """Renew a run's lease every third of a TTL, counted from when the previous renewal was sent
     (not from when it returned: a renewal that waited for the lease row's lock must not push the
@@ -146,14 +157,16 @@ class ThreadRuntime:
     run, recovery); ``registry_agent_ids`` lists the ids of the site's registry (recovery only takes
     threads of agents this process can run). ``subscriber_buffer_max``: unread chunks a subscriber
     may hold before it is dropped (:mod:`.subscriptions`). ``run_factory`` starts a thread run
-    (:data:`RunFactory`, :func:`agent_thread_run` by default)."""
+    (:data:`RunFactory`, :func:`agent_thread_run` by default); ``accepts_at_once``: :mod:`.admission`."""
 
     def __init__(self, store: ThreadStore, pubsub: PubSub | None, *, lease_ttl_ms: int = 15_000,
                  subscriber_buffer_max: int = SUBSCRIBER_BUFFER_MAX,
                  agent_lookup: Callable[[str], Any] | None = None,
                  registry_agent_ids: Callable[[], Iterable[str]] | None = None,
-                 run_factory: RunFactory = agent_thread_run, single_process: bool = False):
+                 run_factory: RunFactory = agent_thread_run, single_process: bool = False,
+                 accepts_at_once: int = 1):
         self.store = store
+        self.accept_gate = AcceptGate(accepts_at_once)
         self.run_factory = run_factory
         self.pubsub = pubsub
         #: agents this runtime can run: those it served, and the site's registry
@@ -219,39 +232,31 @@ class ThreadRuntime:
             signal=signal, mode=mode, resource_id=resource_id, thread_id=thread_id, run_id=run_id,
             if_active=if_active, if_idle=if_idle)
         key = thread_key(resource_id, thread_id) if resource_id is not None else None
-        decision = await self.store.accept(
-            key=key, agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
-            if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
-            stream_options=storable_options(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
-            state=state, prepare=self._memory_to_prepare(agent, stream_options))
-        action = decision.action
-        if action == "skipped":
-            return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
-        key = decision.key
-        if decision.events:
-            # idle persist: a short synthetic run for subscribers, already in the event log
-            await self.publisher.both(key, decision.events)
-        output = None
-        if decision.queued:  # waits for a run of its own: the queue grew
-            await self.thread_events.changed(key)
-        if decision.lease is not None:  # ``wake``
-            # inputs a dead owner left behind come first (``signals`` ends with this one)
-            output = await self._start_run(agent, decision.lease, stream_options, prepared=decision.prepared)
-        elif (action == "deliver" and not decision.queued) or (action == "persist" and not decision.events):
-            # into the active run (or its history, persisted): the owner takes it at its next step
-            # boundary; tell it one waits
-            await self.boundary_reads.accepted(key)
-        return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
-                          reason=decision.reason)
-
-    def _memory_to_prepare(self, agent: Any, stream_options: dict) -> dict | None:
-        """What a wake's transaction can read for the run's memory (thread and history), when the
-        agent's memory lives in the thread store's database and the wake sets no memory options."""
-        memory = agent.memory
-        if memory is None or "memory" in stream_options or not self.store.prepares_memory_of(memory.store):
-            return None
-        options = memory.resolve_options(None)
-        return {"last_messages": options["last_messages"], "read_only": options["read_only"]}
+        async with self.accept_gate.turn():  # a few at a time: the runs going on keep their turns
+            decision = await self.store.accept(
+                key=key, agent_id=agent.id, resource_id=resource_id, thread_id=thread_id, signal=signal, mode=mode,
+                if_active=if_active, if_idle=if_idle, target_run_id=run_id, new_run_id=new_id(),
+                stream_options=storable_options(stream_options), ttl_ms=self.lease_ttl_ms, process_id=self.process_id,
+                state=state, prepare=memory_to_prepare(self.store, agent, stream_options))
+            action = decision.action
+            if action == "skipped":
+                return SendResult(action=None, skipped=True, reason="unchanged", accepted=False)
+            key = decision.key
+            if decision.events:
+                # idle persist: a short synthetic run for subscribers, already in the event log
+                await self.publisher.both(key, decision.events)
+            output = None
+            if decision.queued:  # waits for a run of its own: the queue grew
+                await self.thread_events.changed(key)
+            if decision.lease is not None:  # ``wake``
+                # inputs a dead owner left behind come first (``signals`` ends with this one)
+                output = await self._start_run(agent, decision.lease, stream_options, prepared=decision.prepared)
+            elif (action == "deliver" and not decision.queued) or (action == "persist" and not decision.events):
+                # into the active run (or its history, persisted): the owner takes it at its next step
+                # boundary; tell it one waits
+                await self.boundary_reads.accepted(key)
+            return SendResult(action=action, signal=decision.signal, run_id=decision.run_id, output=output,
+                              reason=decision.reason)
 
     async def list_queued(self, resource_id: str, thread_id: str) -> list[dict]:
         return await self.store.list_queued(key=thread_key(resource_id, thread_id))
