@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "MASTRA_DEFAULT_MODEL", "MASTRA_SQLITE_NAME",
             "MASTRA_SQLITE_TEST_NAME", "DB_CONN_MAX_AGE", "DEBUG", "SECRET_KEY", "MASTRA", "WEB_CONCURRENCY",
             "MASTRA_THREAD_LEASE_TTL_MS", "MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S", "MASTRA_NOTIFICATION_SCHEDULER",
-            "LOG_LEVEL")
+            "LOG_LEVEL", "MASTRA_THREAD_DB_THREADS", "MASTRA_ACCEPTS_AT_ONCE")
 
 PROBE = """
 import json
@@ -39,6 +39,7 @@ print(json.dumps({
     "lease_ttl_ms": settings.MASTRA_THREAD_LEASE_TTL_MS, "web_concurrency": settings.WEB_CONCURRENCY,
     "dispatch_interval_s": settings.MASTRA_NOTIFICATION_DISPATCH_INTERVAL_S,
     "conn_max_age": db["CONN_MAX_AGE"], "log_level": settings.LOGGING["root"]["level"],
+    "db_threads": settings.MASTRA_THREAD_DB_THREADS, "accepts_at_once": settings.MASTRA_ACCEPTS_AT_ONCE,
 }))
 """
 
@@ -143,6 +144,18 @@ def test_numbers_and_switches_have_defaults():
               DB_CONN_MAX_AGE="", LOG_LEVEL="warning", DEBUG="Off", REDIS_URL="redis://redis:6379/0")
     assert (s["lease_ttl_ms"], s["web_concurrency"], s["dispatch_interval_s"], s["conn_max_age"], s["log_level"],
             s["debug"]) == (1500, 4, 60, 0, "WARNING", False)
+
+
+def test_the_inputs_accepted_at_once_follow_the_database_threads_unless_set():
+    assert (probe()["db_threads"], probe()["accepts_at_once"]) == (1, 1)
+    s = probe(MASTRA_THREAD_DB_THREADS="4")
+    assert (s["db_threads"], s["accepts_at_once"]) == (4, 4)
+    s = probe(MASTRA_THREAD_DB_THREADS="4", MASTRA_ACCEPTS_AT_ONCE="0")  # 0: no limit
+    assert (s["db_threads"], s["accepts_at_once"]) == (4, 0)
+    assert probe(MASTRA_ACCEPTS_AT_ONCE="16")["accepts_at_once"] == 16
+    assert refusal(MASTRA_ACCEPTS_AT_ONCE="-1") == (
+        "django.core.exceptions.ImproperlyConfigured: MASTRA_ACCEPTS_AT_ONCE must be a whole number from 0 to "
+        "10000, not '-1'")
 
 
 def test_a_bad_number_stops_the_process_with_its_bounds():
