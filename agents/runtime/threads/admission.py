@@ -13,10 +13,9 @@ time already (the thread runtime's database thread).
 :class:`AcceptGate` holds that limit (``MASTRA_ACCEPTS_AT_ONCE``; 0: none). The inputs waiting for a
 turn take it in the order they came to the gate (asyncio's semaphore is first come, first served);
 one whose caller gives up meanwhile takes none. An input sent by code that runs while an acceptance
-holds the gate
-(an agent's instructions resolver, a thread-events listener, the run a wake starts and anything it
-sends, any task they start) goes through without waiting: it cannot wait for the acceptance that
-is running it.
+holds the gate (an agent's instructions resolver, a thread-events listener, the run a wake starts
+and anything it sends, any task they start) goes through without waiting: it cannot wait for the
+acceptance that is running it.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ ui.queueSend.addEventListener("click", function () { submit("queue-message"); })
 ui.composer.addEventListener("keydown", function (e) {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); submit("send-message"); }
 });
-// the page serves both buttons disabled (their native submit would reload it): they work from here
+// the page serves both buttons disabled (Send's native submit would reload it): they work from here
 ui.send.disabled = false;
 ui.queueSend.disabled = false;
 ui.stop.addEventListener("click", stop);
