@@ -12,27 +12,11 @@ from agents.apps import build_thread_runtime
 from agents.runtime.testing import drain_thread_runtime
 from agents.runtime.threads import get_thread_runtime, set_thread_runtime
 from tests.agents.thread_harness import make_agent
+from tests.runtime.threads.accept_log import record_accepts
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 TIMEOUT = 20.0
-
-
-def count_accepts(runtime) -> dict:
-    """Wrap the runtime's ``store.accept``: how many ran at once at most, in which order they began."""
-    seen = {"inside": 0, "most": 0, "order": []}
-    accept = runtime.store.accept
-
-    async def counted(**kwargs):
-        seen["order"].append(kwargs["thread_id"])
-        seen["inside"] += 1
-        seen["most"] = max(seen["most"], seen["inside"])
-        try:
-            return await accept(**kwargs)
-        finally:
-            seen["inside"] -= 1
-    runtime.store.accept = counted
-    return seen
 
 
 @pytest.mark.parametrize("limit", [1, 3])
@@ -42,7 +26,7 @@ async def test_sends_that_arrive_together_are_accepted_so_many_at_once(settings,
     assert runtime.accept_gate.limit == limit
     set_thread_runtime(runtime)
     try:
-        seen = count_accepts(runtime)
+        accepts = record_accepts(runtime.store)
         agent = make_agent("bot")
         threads = [f"t{n}" for n in range(8)]
         results = await asyncio.wait_for(asyncio.gather(*(
@@ -50,9 +34,9 @@ async def test_sends_that_arrive_together_are_accepted_so_many_at_once(settings,
         assert [r.action for r in results] == ["wake"] * len(threads)
         texts = [(await asyncio.wait_for(r.output.get_full_output(), TIMEOUT)).text for r in results]
         assert texts == [f"echo: hello {t}" for t in threads]
-        assert seen["most"] == limit
+        assert accepts.most == limit
         if limit == 1:
-            assert seen["order"] == threads
+            assert accepts.began() == threads
     finally:
         await drain_thread_runtime(get_thread_runtime())
         set_thread_runtime(None)

@@ -14,6 +14,7 @@ from agents.runtime.testing import ScriptedModel, drain_thread_runtime, text_ste
 from agents.runtime.threads import InMemoryThreadStore, ThreadRuntime, set_thread_runtime
 from agents.runtime.threads.admission import AcceptGate
 from agents.runtime.tools import create_tool
+from tests.runtime.threads.accept_log import AcceptLog, record_accepts
 
 pytestmark = pytest.mark.asyncio
 
@@ -21,32 +22,10 @@ R = "user-1"
 TIMEOUT = 5.0
 
 
-class RecordingStore(InMemoryThreadStore):
-    """The in-memory store, whose ``accept`` waits a moment and records when it ran for which input."""
-
-    def __init__(self):
-        super().__init__()
-        self.log: list[tuple[str, str]] = []
-        self.inside = 0
-        self.most_inside = 0
-
-    async def accept(self, **kwargs):
-        text = kwargs["signal"]["contents"]
-        self.log.append(("in", text))
-        self.inside += 1
-        self.most_inside = max(self.most_inside, self.inside)
-        try:
-            await asyncio.sleep(0.01)
-            return await super().accept(**kwargs)
-        finally:
-            self.inside -= 1
-            self.log.append(("out", text))
-
-
-async def started(limit: int, store=None) -> ThreadRuntime:
-    runtime = ThreadRuntime(store or RecordingStore(), None, accepts_at_once=limit)
+async def started(limit: int) -> tuple[ThreadRuntime, AcceptLog]:
+    runtime = ThreadRuntime(InMemoryThreadStore(), None, accepts_at_once=limit)
     set_thread_runtime(runtime)
-    return runtime
+    return runtime, record_accepts(runtime.store, pause=0.01)
 
 
 @pytest.fixture
@@ -69,31 +48,31 @@ async def send_all(agent: Agent, texts: list[str]) -> list:
 
 
 async def test_one_at_a_time_by_default_in_their_order_of_arrival(cleanup):
-    runtime = await started(1)
+    runtime, accepts = await started(1)
     cleanup.append(runtime)
     assert ThreadRuntime(InMemoryThreadStore(), None).accept_gate.limit == 1  # the default
     results = await send_all(echo_agent(), ["a", "b", "c", "d"])
     assert [r.action for r in results] == ["wake"] * 4
-    assert runtime.store.most_inside == 1
-    assert runtime.store.log == [("in", "a"), ("out", "a"), ("in", "b"), ("out", "b"), ("in", "c"), ("out", "c"),
-                                 ("in", "d"), ("out", "d")]
+    assert accepts.most == 1
+    assert accepts.steps == [("in", "t-a"), ("out", "t-a"), ("in", "t-b"), ("out", "t-b"), ("in", "t-c"),
+                             ("out", "t-c"), ("in", "t-d"), ("out", "t-d")]
     for result in results:  # every wake ran its run
         assert (await asyncio.wait_for(result.output.get_full_output(), TIMEOUT)).text.startswith("echo: ")
 
 
 async def test_the_limit_is_the_number_at_once_and_zero_is_none(cleanup):
-    two = await started(2)
+    two, accepts = await started(2)
     cleanup.append(two)
     await send_all(echo_agent(), [str(n) for n in range(6)])
-    assert two.store.most_inside == 2
-    none = await started(0)
+    assert accepts.most == 2
+    none, accepts = await started(0)
     cleanup.append(none)
     await send_all(echo_agent(), [str(n) for n in range(6)])
-    assert none.store.most_inside == 6
+    assert accepts.most == 6
 
 
 async def test_an_input_whose_caller_gives_up_while_waiting_takes_no_turn(cleanup):
-    runtime = await started(1)
+    runtime, accepts = await started(1)
     cleanup.append(runtime)
     agent = echo_agent()
     first = asyncio.ensure_future(agent.send_message("first", resource_id=R, thread_id="t-1"))
@@ -103,13 +82,13 @@ async def test_an_input_whose_caller_gives_up_while_waiting_takes_no_turn(cleanu
     third = await asyncio.wait_for(agent.send_message("third", resource_id=R, thread_id="t-3"), TIMEOUT)
     assert (await first).action == "wake" and third.action == "wake"
     assert gone.cancelled()
-    assert [text for step, text in runtime.store.log if step == "in"] == ["first", "third"]
+    assert accepts.began() == ["t-1", "t-3"]
     # and the turn is free again
     assert (await asyncio.wait_for(agent.send_message("fourth", resource_id=R, thread_id="t-4"), TIMEOUT)).action == "wake"
 
 
 async def test_an_instructions_resolver_that_sends_an_input_is_not_held_back(cleanup):
-    runtime = await started(1)
+    runtime, _ = await started(1)
     cleanup.append(runtime)
     sent, resolved = [], []
 
@@ -132,7 +111,7 @@ async def test_an_instructions_resolver_that_sends_an_input_is_not_held_back(cle
 
 
 async def test_a_thread_events_listener_that_sends_an_input_is_not_held_back(cleanup):
-    runtime = await started(1)
+    runtime, _ = await started(1)
     cleanup.append(runtime)
     gate = asyncio.Event()
 
@@ -160,7 +139,7 @@ async def test_a_thread_events_listener_that_sends_an_input_is_not_held_back(cle
 
 
 async def test_a_run_started_by_a_wake_sends_from_its_tools_without_waiting(cleanup):
-    runtime = await started(1)
+    runtime, _ = await started(1)
     cleanup.append(runtime)
 
     async def tell(input: dict) -> dict:
