@@ -7,8 +7,9 @@ finished answer announced, the closed drawer inert, a visible focus) and axe-cor
 login pages (no serious or critical violation, at 1280 and 360 px, light and dark). Also the demo
 site itself (its approval card and its scorer), and the page side of four fixes: a thread id with
 ``/``, a failed run's entry with Retry after a reload, a refused send that keeps its text, and
-answers labelled with their own agent; and a composer whose buttons wait for the page's script
-(text typed before it runs stays, and is what is sent). Screenshots: ``test-output/screenshots/``."""
+answers labelled with their own agent; a composer whose buttons wait for the page's script (text
+typed before it runs stays, and is what is sent); and a rename or a delete question in the thread
+list that stays when the list is drawn again. Screenshots: ``test-output/screenshots/``."""
 
 from __future__ import annotations
 
@@ -260,6 +261,69 @@ def test_threads_are_renamed_and_deleted_and_answers_show_tables_code_figures_an
         page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=second)
         page.wait_for_selector(".empty-thread")
         assert page.locator(".thread-item").count() == 1
+
+
+def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_drawn_again(
+        db_url_for_subprocess, tmp_path, browser, page_errors):
+    """A run that ends draws the thread list again (here, one another tab starts in the open
+    thread): the row being renamed keeps its form, what was typed and the focus; the row asked
+    about keeps its question; the other rows are drawn afresh."""
+    from agents.models import Thread
+
+    user()
+    with daphne_server(db_url_for_subprocess, tmp_path) as base:
+        page = new_page(browser, page_errors)
+        sign_in(page, base)
+        pick(page, "chat-bot")
+        say(page, "first thread")
+        wait_answers(page, 1)
+        wait_idle(page)
+        first = thread_of(page)
+        page.click("#new-thread")
+        page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=first)
+        say(page, "second thread")
+        wait_answers(page, 1)
+        wait_idle(page)
+        second = thread_of(page)
+        page.wait_for_selector(f".thread-item[data-thread-id='{second}']")
+        other = new_page(browser, page_errors)  # another tab on the open thread
+        other.goto(f"{base}/#/agents/chat-bot/threads/{second}")
+        other.wait_for_selector("#conn-status[data-state=connected]")
+        wait_answers(other, 1)
+        row = f".thread-row[data-thread-id='{first}']"
+        fresh = f".thread-row[data-thread-id='{second}']"
+
+        def drawn_again_after(text: str, answers: int) -> None:
+            """Marks the rows, sends ``text`` from the other tab, and waits until the list has been
+            drawn again (the open thread's row is a new element)."""
+            page.eval_on_selector_all(".thread-row", "rs => rs.forEach(r => { r.dataset.seen = '1'; })")
+            say(other, text)
+            wait_answers(other, answers)
+            page.wait_for_selector(f"{fresh}:not([data-seen])", timeout=20_000)
+
+        # renaming: the form, the text typed so far and the focus stay
+        page.click(f"{row} .thread-rename")
+        page.fill(f"{row} .thread-title-input", "Half typed")
+        drawn_again_after("a run in the open thread", 2)
+        assert page.locator(f"{row}[data-seen] .thread-title-input").count() == 1  # the same element
+        assert page.input_value(f"{row} .thread-title-input") == "Half typed"
+        assert page.evaluate("document.activeElement.classList.contains('thread-title-input')")
+        page.keyboard.type(" and done")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"{row} .thread-item .thread-title:has-text('Half typed and done')")
+        assert orm(lambda: Thread.objects.get(thread_id=first).title) == "Half typed and done"
+        assert page.evaluate("document.activeElement.getAttribute('data-thread-id')") == first
+
+        # asked about deleting: the question stays, its Cancel focused; Cancel puts the row back
+        page.click(f"{row} .thread-delete")
+        drawn_again_after("another run in the open thread", 3)
+        assert page.inner_text(f"{row}[data-seen] .confirm-text") == "Delete “Half typed and done” and its messages?"
+        assert page.evaluate("document.activeElement.textContent") == "Cancel"
+        page.keyboard.press("Escape")
+        page.wait_for_selector(f"{row} .thread-item .thread-title:has-text('Half typed and done')")
+        assert page.evaluate("document.activeElement.getAttribute('data-thread-id')") == first
+        assert orm(lambda: Thread.objects.filter(thread_id=first).count()) == 1
+        assert page.locator(".thread-row").count() == 2
 
 
 # -- notifications ----------------------------------------------------------------------------------------

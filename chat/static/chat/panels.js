@@ -6,7 +6,9 @@ import { clear, el } from "./render.js";
 import { contentsText } from "./state.js";
 
 /* threadList(ui, {open(threadId), current() -> thread id, deleted(threadId)}) -> {load(), mark(),
- * listed()}. Each thread has Rename (in place: Enter saves, Esc cancels) and Delete (asks first). */
+ * listed()}. Each thread has Rename (in place: Enter saves, Esc cancels) and Delete (asks first).
+ * A row being renamed or asked about is kept as it is when the list is drawn again (a run that
+ * ends, a search, another tab's thread): what was typed, and the focus, stay. */
 export function threadList(ui, actions) {
   let query = "";
   let searchTimer = null;
@@ -69,18 +71,26 @@ export function threadList(ui, actions) {
       e.preventDefault();
       save.disabled = true;
       api("PATCH", "/chat/api/threads/" + encodeURIComponent(t.id), { title: input.value }).then(function () {
+        delete li.dataset.editing;
         load(t.id);
       }, function (err) { save.disabled = false; error.textContent = err.message; });
     });
-    function back() { load(t.id); }
-    cancel.addEventListener("click", back);
+    cancel.addEventListener("click", function () { restore(li, t); });
     input.addEventListener("keydown", function (e) {
-      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); back(); }
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); restore(li, t); }
     });
     clear(li);
+    li.dataset.editing = "rename";
     li.appendChild(form);
     input.focus();
     input.select();
+  }
+
+  /* Puts the thread's row back in place of its form or question, its button focused. */
+  function restore(li, t) {
+    const fresh = row(t);
+    li.replaceWith(fresh);
+    fresh.querySelector(".thread-item").focus();
   }
 
   function confirmDelete(li, t, name) {
@@ -95,19 +105,21 @@ export function threadList(ui, actions) {
     yes.addEventListener("click", function () {
       yes.disabled = true;
       api("DELETE", "/chat/api/threads/" + encodeURIComponent(t.id)).then(function () {
+        delete li.dataset.editing;
         actions.deleted(t.id);
         load();
         ui.newThread.focus();
       }, function (err) { yes.disabled = false; error.textContent = err.message; });
     });
-    no.addEventListener("click", function () { load(t.id); });
+    no.addEventListener("click", function () { restore(li, t); });
     box.addEventListener("keydown", function (e) {
-      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); load(t.id); }
+      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); restore(li, t); }
     });
     box.appendChild(yes);
     box.appendChild(no);
     box.appendChild(error);
     clear(li);
+    li.dataset.editing = "delete";
     li.appendChild(box);
     no.focus();
   }
@@ -141,8 +153,7 @@ export function threadList(ui, actions) {
   function load(focusId) {
     api("GET", "/chat/api/threads?q=" + encodeURIComponent(query)).then(function (data) {
       const threads = data.threads || [];
-      clear(ui.threads);
-      threads.forEach(function (t) { ui.threads.appendChild(row(t)); });
+      draw(threads.map(function (t) { return editing(t.id) || row(t); }));
       if (!threads.length) ui.threads.appendChild(el("li", "muted empty", query ? "No match" : "No threads yet"));
       mark();
       if (typeof focusId === "string") {
@@ -152,6 +163,26 @@ export function threadList(ui, actions) {
         if (again) again.focus();
       }
     }).catch(function () {});
+  }
+
+  /* The row of ``threadId`` if it is being renamed or asked about, else undefined. */
+  function editing(threadId) {
+    return Array.prototype.filter.call(ui.threads.children, function (li) {
+      return li.dataset.editing && li.getAttribute("data-thread-id") === threadId;
+    })[0];
+  }
+
+  /* Makes the list's children ``rows``, in order, without moving a row that stays: a row moved
+   * out of the document and back would lose the focus of its input. */
+  function draw(rows) {
+    Array.prototype.slice.call(ui.threads.children).forEach(function (child) {
+      if (rows.indexOf(child) < 0) ui.threads.removeChild(child);
+    });
+    let at = ui.threads.firstChild;
+    rows.forEach(function (r) {
+      if (r === at) at = at.nextSibling;
+      else ui.threads.insertBefore(r, at);
+    });
   }
 
   /* Whether the open thread is in the list (a thread is listed once its first input is stored). */
