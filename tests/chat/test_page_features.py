@@ -80,6 +80,22 @@ def thread_of(page) -> str:
     return page.evaluate("decodeURIComponent(location.hash.split('/threads/')[1])")
 
 
+def answered(page, text: str) -> str:
+    """Says ``text`` in the open thread (its first input), waits for the answer and the run's end;
+    returns the thread's id."""
+    say(page, text)
+    wait_answers(page, 1)
+    wait_idle(page)
+    return thread_of(page)
+
+
+def open_new_thread(page, left: str) -> str:
+    """**New thread**, once the page has left the thread ``left``; returns the new thread's id."""
+    page.click("#new-thread")
+    page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=left)
+    return thread_of(page)
+
+
 def width(page, px: int) -> None:
     """The viewport at ``px`` wide, once the drawer's slide (a CSS transition) has ended."""
     page.set_viewport_size(WIDTHS[px])
@@ -224,13 +240,9 @@ def test_threads_are_renamed_and_deleted_and_answers_show_tables_code_figures_an
         first = thread_of(page)
 
         # a second thread; rename the first from the list (Enter saves, Esc cancels)
-        page.click("#new-thread")
-        page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=first)
+        open_new_thread(page, first)
         pick(page, "chat-bot")
-        say(page, "second thread")
-        wait_answers(page, 1)
-        wait_idle(page)
-        second = thread_of(page)
+        second = answered(page, "second thread")
         page.wait_for_selector(f".thread-item[data-thread-id='{second}']")
         row = f".thread-row[data-thread-id='{first}']"
         assert page.get_attribute(f"{row} .thread-rename", "aria-label") == "Rename status please"
@@ -275,16 +287,9 @@ def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_d
         page = new_page(browser, page_errors)
         sign_in(page, base)
         pick(page, "chat-bot")
-        say(page, "first thread")
-        wait_answers(page, 1)
-        wait_idle(page)
-        first = thread_of(page)
-        page.click("#new-thread")
-        page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=first)
-        say(page, "second thread")
-        wait_answers(page, 1)
-        wait_idle(page)
-        second = thread_of(page)
+        first = answered(page, "first thread")
+        open_new_thread(page, first)
+        second = answered(page, "second thread")
         page.wait_for_selector(f".thread-item[data-thread-id='{second}']")
         other = new_page(browser, page_errors)  # another tab on the open thread
         other.goto(f"{base}/#/agents/chat-bot/threads/{second}")
@@ -337,13 +342,8 @@ def test_the_badge_and_the_panel_agree_records_link_to_their_thread_and_all_are_
         page = new_page(browser, page_errors)
         sign_in(page, base)
         pick(page, "chat-bot")
-        say(page, "first thread")
-        wait_answers(page, 1)
-        wait_idle(page)
-        first = thread_of(page)
-        page.click("#new-thread")
-        page.wait_for_function("t => decodeURIComponent(location.hash).indexOf(t) < 0", arg=first)
-        second = thread_of(page)
+        first = answered(page, "first thread")
+        second = open_new_thread(page, first)
         assert page.get_attribute("#notif-toggle", "aria-label") == "Notifications"
 
         # a test notification from the panel, into the open thread
