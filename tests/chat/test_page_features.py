@@ -329,6 +329,11 @@ def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_d
         assert page.evaluate("document.activeElement.getAttribute('data-thread-id')") == first
         assert orm(lambda: Thread.objects.filter(thread_id=first).count()) == 1
         assert page.locator(".thread-row").count() == 2
+        # the open thread's row, put back, is marked as the open one again
+        page.click(f"{fresh} .thread-delete")
+        page.click(f"{fresh} button:has-text('Cancel')")
+        assert page.get_attribute(f"{fresh} .thread-item", "aria-current") == "true"
+        assert page.evaluate("document.activeElement.classList.contains('current')")
 
 
 # -- notifications ----------------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ export function threadList(ui, actions) {
   function restore(li, t) {
     const fresh = row(t);
     li.replaceWith(fresh);
+    mark();
     fresh.querySelector(".thread-item").focus();
   }
 
@@ -153,7 +154,8 @@ export function threadList(ui, actions) {
   function load(focusId) {
     api("GET", "/chat/api/threads?q=" + encodeURIComponent(query)).then(function (data) {
       const threads = data.threads || [];
-      draw(threads.map(function (t) { return editing(t.id) || row(t); }));
+      const kept = editingRows();
+      draw(threads.map(function (t) { return kept.get(t.id) || row(t); }));
       if (!threads.length) ui.threads.appendChild(el("li", "muted empty", query ? "No match" : "No threads yet"));
       mark();
       if (typeof focusId === "string") {
@@ -165,11 +167,13 @@ export function threadList(ui, actions) {
     }).catch(function () {});
   }
 
-  /* The row of ``threadId`` if it is being renamed or asked about, else undefined. */
-  function editing(threadId) {
-    return Array.prototype.filter.call(ui.threads.children, function (li) {
-      return li.dataset.editing && li.getAttribute("data-thread-id") === threadId;
-    })[0];
+  /* The rows being renamed or asked about, by thread id. */
+  function editingRows() {
+    const rows = new Map();
+    Array.prototype.forEach.call(ui.threads.children, function (li) {
+      if (li.dataset.editing) rows.set(li.getAttribute("data-thread-id"), li);
+    });
+    return rows;
   }
 
   /* Makes the list's children ``rows``, in order, without moving a row that stays: a row moved
