@@ -8,8 +8,9 @@ login pages (no serious or critical violation, at 1280 and 360 px, light and dar
 site itself (its approval card and its scorer), and the page side of four fixes: a thread id with
 ``/``, a failed run's entry with Retry after a reload, a refused send that keeps its text, and
 answers labelled with their own agent; a composer whose buttons wait for the page's script (text
-typed before it runs stays, and is what is sent); and a rename or a delete question in the thread
-list that stays when the list is drawn again. Screenshots: ``test-output/screenshots/``."""
+typed before it runs stays, and is what is sent); a rename or a delete question in the thread list
+that stays when the list is drawn again; and the notifications panel keeping the focus in place
+when its list is drawn again. Screenshots: ``test-output/screenshots/``."""
 
 from __future__ import annotations
 
@@ -397,6 +398,55 @@ def test_the_badge_and_the_panel_agree_records_link_to_their_thread_and_all_are_
         page.wait_for_function("() => [...document.querySelectorAll('.notif .notif-status')].every(s => s.textContent === 'seen')")
         assert orm(lambda: sorted(NotificationRecord.objects.values_list("status", flat=True))) == ["seen", "seen"]
         screenshot(page, "chat-notifications-read-1280")
+
+
+def test_the_notifications_panel_keeps_the_focus_where_it_was_when_its_list_is_drawn_again(
+        db_url_for_subprocess, tmp_path, browser, page_errors):
+    """The panel's list is drawn again every 15 s and after each action; a keyboard user keeps their
+    place: the same control of the same record; its Dismiss once Mark read is gone; the record now
+    in the place of one dismissed (the last, when it was the last); Close once none is left."""
+    user()
+    with daphne_server(db_url_for_subprocess, tmp_path) as base:
+        page = new_page(browser, page_errors)
+        page.clock.install()  # time goes on as usual; run_for() skips ahead
+        sign_in(page, base)
+        pick(page, "chat-bot")
+        answered(page, "first thread")
+        page.click("#notif-toggle")
+        page.wait_for_selector("#notif-list .empty")
+        for count in (1, 2, 3):
+            page.click("#notif-test")
+            page.wait_for_function("n => document.querySelectorAll('.notif').length === n", arg=count)
+        ids = page.eval_on_selector_all(".notif", "rs => rs.map(r => r.dataset.recordId)")
+        focused = """() => { const a = document.activeElement, r = a.closest('.notif');
+                             return [r ? r.dataset.recordId : a.id, a.className]; }"""
+
+        def record(n: int) -> str:
+            return f".notif[data-record-id='{ids[n]}']"
+
+        # the 15 s redraw
+        page.focus(f"{record(1)} .notif-thread")
+        page.eval_on_selector_all(".notif", "rs => rs.forEach(r => { r.dataset.seen = '1'; })")
+        page.clock.run_for(15_000)
+        page.wait_for_function("() => document.querySelectorAll('.notif').length === 3"
+                               " && !document.querySelector('.notif[data-seen]')")
+        assert page.evaluate(focused) == [ids[1], "notif-thread"]
+        # Mark read from the keyboard: the button goes, the focus moves to the record's Dismiss
+        page.focus(f"{record(1)} .notif-read")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"{record(1)}.status-seen")
+        assert page.evaluate(focused) == [ids[1], "link-btn notif-dismiss"]
+        # Dismiss: the record goes, the focus moves to the one now in its place, then to the last
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelectorAll('.notif').length === 2")
+        assert page.evaluate(focused) == [ids[2], "link-btn notif-dismiss"]
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelectorAll('.notif').length === 1")
+        assert page.evaluate(focused) == [ids[0], "link-btn notif-dismiss"]
+        # none left: Close
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#notif-list .empty")
+        assert page.evaluate(focused) == ["notif-close", "link-btn"]
 
 
 # -- accessibility ----------------------------------------------------------------------------------------

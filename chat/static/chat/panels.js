@@ -201,8 +201,13 @@ export function threadList(ui, actions) {
   return { load: load, mark: mark, listed: listed };
 }
 
+/* A notification record's controls, by class. */
+const CONTROLS = ["notif-thread", "notif-read", "notif-dismiss"];
+
 /* notifications(ui, {where() -> {agentId, threadId}}) -> {load(), toggle(open), isOpen()}. The
- * badge and the panel's heading both count the unread records (pending or delivered). */
+ * badge and the panel's heading both count the unread records (pending or delivered). The list is
+ * drawn again every 15 s, when a notification arrives and after each action; the focus stays where
+ * it was (see ``focusAgain``). */
 export function notifications(ui, actions) {
   function post(url, body) {
     return api("POST", url, body).then(load);
@@ -243,8 +248,30 @@ export function notifications(ui, actions) {
     return li;
   }
 
+  /* Where the focus is in the list: its record, its index and which of the record's controls. */
+  function focusHeld() {
+    const focused = document.activeElement;
+    const li = focused && focused !== ui.notifList && ui.notifList.contains(focused) ? focused.closest(".notif") : null;
+    if (!li) return null;
+    return { id: li.getAttribute("data-record-id"), index: Array.prototype.indexOf.call(ui.notifList.children, li),
+             control: CONTROLS.filter(function (c) { return focused.classList.contains(c); })[0] };
+  }
+
+  /* The focus back in the list drawn again: on the same control of the same record; else on its
+   * Dismiss (Mark read is gone once read); a record gone (dismissed), on the record now in its
+   * place, or the last; no record left, on Close. */
+  function focusAgain(held) {
+    const items = ui.notifList.querySelectorAll(".notif");
+    let li = Array.prototype.filter.call(items, function (x) { return x.getAttribute("data-record-id") === held.id; })[0];
+    const same = !!li;
+    if (!li) li = items[Math.min(held.index, items.length - 1)];
+    const target = li && ((same && held.control && li.querySelector("." + held.control)) || li.querySelector(".notif-dismiss"));
+    (target || ui.notifClose).focus();
+  }
+
   function load() {
     api("GET", "/chat/api/notifications").then(function (data) {
+      const held = focusHeld();
       const unread = data.unread || 0;
       ui.notifCount.hidden = unread === 0;
       ui.notifCount.textContent = String(unread);
@@ -254,6 +281,7 @@ export function notifications(ui, actions) {
       clear(ui.notifList);
       (data.records || []).forEach(function (r) { ui.notifList.appendChild(record(r)); });
       if (!(data.records || []).length) ui.notifList.appendChild(el("li", "muted empty", "Nothing here"));
+      if (held) focusAgain(held);
     }).catch(function () {});
   }
 
