@@ -279,8 +279,9 @@ def test_threads_are_renamed_and_deleted_and_answers_show_tables_code_figures_an
 def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_drawn_again(
         db_url_for_subprocess, tmp_path, browser, page_errors):
     """A run that ends draws the thread list again (here, one another tab starts in the open
-    thread): the row being renamed keeps its form, what was typed and the focus; the row asked
-    about keeps its question; the other rows are drawn afresh."""
+    thread): a focus on a row's button stays on that button; the row being renamed keeps its
+    form, what was typed and the focus; the row asked about keeps its question; the other rows are
+    drawn afresh."""
     from agents.models import Thread
 
     user()
@@ -307,10 +308,16 @@ def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_d
             wait_answers(other, answers)
             page.wait_for_selector(f"{fresh}:not([data-seen])", timeout=20_000)
 
+        # a keyboard user on a row's button keeps it: the same button of the same thread, drawn anew
+        page.focus(f"{row} .thread-rename")
+        drawn_again_after("a first run in the open thread", 2)
+        assert page.locator(f"{row}[data-seen]").count() == 0  # a new row
+        assert page.evaluate("[document.activeElement.closest('.thread-row')?.dataset.threadId,"
+                             " document.activeElement.className]") == [first, "icon-btn small thread-rename"]
         # renaming: the form, the text typed so far and the focus stay
         page.click(f"{row} .thread-rename")
         page.fill(f"{row} .thread-title-input", "Half typed")
-        drawn_again_after("a run in the open thread", 2)
+        drawn_again_after("a run in the open thread", 3)
         assert page.locator(f"{row}[data-seen] .thread-title-input").count() == 1  # the same element
         assert page.input_value(f"{row} .thread-title-input") == "Half typed"
         assert page.evaluate("document.activeElement.classList.contains('thread-title-input')")
@@ -322,7 +329,7 @@ def test_a_rename_or_a_delete_question_open_in_the_list_stays_when_the_list_is_d
 
         # asked about deleting: the question stays, its Cancel focused; Cancel puts the row back
         page.click(f"{row} .thread-delete")
-        drawn_again_after("another run in the open thread", 3)
+        drawn_again_after("another run in the open thread", 4)
         assert page.inner_text(f"{row}[data-seen] .confirm-text") == "Delete “Half typed and done” and its messages?"
         assert page.evaluate("document.activeElement.textContent") == "Cancel"
         page.keyboard.press("Escape")

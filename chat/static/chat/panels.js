@@ -5,10 +5,14 @@ import { api } from "./api.js";
 import { clear, el } from "./render.js";
 import { contentsText } from "./state.js";
 
+/* A thread row's buttons, by class. */
+const ROW_CONTROLS = ["thread-item", "thread-rename", "thread-delete"];
+
 /* threadList(ui, {open(threadId), current() -> thread id, deleted(threadId)}) -> {load(), mark(),
  * listed()}. Each thread has Rename (in place: Enter saves, Esc cancels) and Delete (asks first).
  * A row being renamed or asked about is kept as it is when the list is drawn again (a run that
- * ends, a search, another tab's thread): what was typed, and the focus, stay. */
+ * ends, a search, another tab's thread): what was typed, and the focus, stay; so does a focus on
+ * a row's button. */
 export function threadList(ui, actions) {
   let query = "";
   let searchTimer = null;
@@ -150,21 +154,40 @@ export function threadList(ui, actions) {
     return li;
   }
 
-  /* Draws the list again; ``focusId``: the thread whose button gets the focus (after a rename). */
+  /* Draws the list again; ``focusId``: the thread whose button gets the focus (after a rename).
+   * Otherwise a focus on a row's button (the thread, Rename, Delete) stays on the same button of
+   * the same thread, or of the thread now in its place when it has gone. */
   function load(focusId) {
     api("GET", "/chat/api/threads?q=" + encodeURIComponent(query)).then(function (data) {
       const threads = data.threads || [];
+      const held = typeof focusId === "string" ? { id: focusId, control: "thread-item", index: -1 } : focusHeld();
       const kept = editingRows();
       draw(threads.map(function (t) { return kept.get(t.id) || row(t); }));
       if (!threads.length) ui.threads.appendChild(el("li", "muted empty", query ? "No match" : "No threads yet"));
       mark();
-      if (typeof focusId === "string") {
-        const again = Array.prototype.filter.call(ui.threads.querySelectorAll(".thread-item"), function (b) {
-          return b.getAttribute("data-thread-id") === focusId;
-        })[0];
-        if (again) again.focus();
-      }
+      if (held) focusAgain(held);
     }).catch(function () {});
+  }
+
+  /* Where the focus is among the rows' buttons (not in a form or a question: those rows stay). */
+  function focusHeld() {
+    const focused = document.activeElement;
+    const li = focused && ui.threads.contains(focused) ? focused.closest(".thread-row") : null;
+    if (!li || li.dataset.editing) return null;
+    return { id: li.getAttribute("data-thread-id"), index: Array.prototype.indexOf.call(ui.threads.children, li),
+             control: ROW_CONTROLS.filter(function (c) { return focused.classList.contains(c); })[0] };
+  }
+
+  function focusAgain(held) {
+    const rows = ui.threads.querySelectorAll(".thread-row");
+    let li = Array.prototype.filter.call(rows, function (r) { return r.getAttribute("data-thread-id") === held.id; })[0];
+    if (!li && held.index >= 0) li = rows[Math.min(held.index, rows.length - 1)];
+    const target = li && !li.dataset.editing && li.querySelector("." + (held.control || "thread-item"));
+    if (target) {
+      if (target !== document.activeElement) target.focus();
+    } else if (held.index >= 0) {
+      ui.newThread.focus();  // no row left to hold it
+    }
   }
 
   /* The rows being renamed or asked about, by thread id. */
