@@ -8,6 +8,27 @@ import { contentsText } from "./state.js";
 /* A thread row's buttons, by class. */
 const ROW_CONTROLS = ["thread-item", "thread-rename", "thread-delete"];
 
+/* Where the keyboard's focus is among the items of ``list`` (the elements matching ``selector``,
+ * each naming itself in its ``idAttr``): ``{id, index, control, item}``, ``control`` being which of
+ * the ``controls`` classes the focused element has; null when the focus is elsewhere. */
+function focusIn(list, selector, idAttr, controls) {
+  const focused = document.activeElement;
+  const item = focused && focused !== list && list.contains(focused) ? focused.closest(selector) : null;
+  if (!item) return null;
+  return { id: item.getAttribute(idAttr), index: Array.prototype.indexOf.call(list.children, item), item: item,
+           control: controls.filter(function (c) { return focused.classList.contains(c); })[0] };
+}
+
+/* After ``list`` is drawn again, where ``held`` (``focusIn``) goes back: ``{item, same}``, the item
+ * of the same id (``same``), else the one now at its index (the last when past the end; none for an
+ * index of -1). */
+function itemAgain(list, selector, idAttr, held) {
+  const items = list.querySelectorAll(selector);
+  const same = Array.prototype.filter.call(items, function (x) { return x.getAttribute(idAttr) === held.id; })[0];
+  if (same) return { item: same, same: true };
+  return { item: held.index >= 0 ? items[Math.min(held.index, items.length - 1)] : undefined, same: false };
+}
+
 /* threadList(ui, {open(threadId), current() -> thread id, deleted(threadId)}) -> {load(), mark(),
  * listed()}. Each thread has Rename (in place: Enter saves, Esc cancels) and Delete (asks first).
  * A row being renamed or asked about is kept as it is when the list is drawn again (a run that
@@ -171,17 +192,12 @@ export function threadList(ui, actions) {
 
   /* Where the focus is among the rows' buttons (not in a form or a question: those rows stay). */
   function focusHeld() {
-    const focused = document.activeElement;
-    const li = focused && ui.threads.contains(focused) ? focused.closest(".thread-row") : null;
-    if (!li || li.dataset.editing) return null;
-    return { id: li.getAttribute("data-thread-id"), index: Array.prototype.indexOf.call(ui.threads.children, li),
-             control: ROW_CONTROLS.filter(function (c) { return focused.classList.contains(c); })[0] };
+    const held = focusIn(ui.threads, ".thread-row", "data-thread-id", ROW_CONTROLS);
+    return held && !held.item.dataset.editing ? held : null;
   }
 
   function focusAgain(held) {
-    const rows = ui.threads.querySelectorAll(".thread-row");
-    let li = Array.prototype.filter.call(rows, function (r) { return r.getAttribute("data-thread-id") === held.id; })[0];
-    if (!li && held.index >= 0) li = rows[Math.min(held.index, rows.length - 1)];
+    const li = itemAgain(ui.threads, ".thread-row", "data-thread-id", held).item;
     const target = li && !li.dataset.editing && li.querySelector("." + (held.control || "thread-item"));
     if (target) {
       if (target !== document.activeElement) target.focus();
@@ -225,7 +241,7 @@ export function threadList(ui, actions) {
 }
 
 /* A notification record's controls, by class. */
-const CONTROLS = ["notif-thread", "notif-read", "notif-dismiss"];
+const NOTIF_CONTROLS = ["notif-thread", "notif-read", "notif-dismiss"];
 
 /* notifications(ui, {where() -> {agentId, threadId}}) -> {load(), toggle(open), isOpen()}. The
  * badge and the panel's heading both count the unread records (pending or delivered). The list is
@@ -271,30 +287,20 @@ export function notifications(ui, actions) {
     return li;
   }
 
-  /* Where the focus is in the list: its record, its index and which of the record's controls. */
-  function focusHeld() {
-    const focused = document.activeElement;
-    const li = focused && focused !== ui.notifList && ui.notifList.contains(focused) ? focused.closest(".notif") : null;
-    if (!li) return null;
-    return { id: li.getAttribute("data-record-id"), index: Array.prototype.indexOf.call(ui.notifList.children, li),
-             control: CONTROLS.filter(function (c) { return focused.classList.contains(c); })[0] };
-  }
-
   /* The focus back in the list drawn again: on the same control of the same record; else on its
    * Dismiss (Mark read is gone once read); a record gone (dismissed), on the record now in its
    * place, or the last; no record left, on Close. */
   function focusAgain(held) {
-    const items = ui.notifList.querySelectorAll(".notif");
-    let li = Array.prototype.filter.call(items, function (x) { return x.getAttribute("data-record-id") === held.id; })[0];
-    const same = !!li;
-    if (!li) li = items[Math.min(held.index, items.length - 1)];
-    const target = li && ((same && held.control && li.querySelector("." + held.control)) || li.querySelector(".notif-dismiss"));
+    const again = itemAgain(ui.notifList, ".notif", "data-record-id", held);
+    const li = again.item;
+    const target = li && ((again.same && held.control && li.querySelector("." + held.control))
+                          || li.querySelector(".notif-dismiss"));
     (target || ui.notifClose).focus();
   }
 
   function load() {
     api("GET", "/chat/api/notifications").then(function (data) {
-      const held = focusHeld();
+      const held = focusIn(ui.notifList, ".notif", "data-record-id", NOTIF_CONTROLS);
       const unread = data.unread || 0;
       ui.notifCount.hidden = unread === 0;
       ui.notifCount.textContent = String(unread);
