@@ -57,5 +57,5 @@ def test_a_spent_budget_is_a_card_in_the_chat_and_a_full_bar_on_the_dashboard(db
         page.goto(base + "/admin/")
         row = page.wait_for_selector("#dash-budgets")
         text = row.inner_text()
-        assert "site-day\n(hard, per day)" in text and "of 3 tokens (100 %)" in text and "model calls refused" in text
+        assert "site-day (hard, per day)" in text and "of 3 tokens (100 %)" in text and "model calls refused" in text
         screenshot(page, "budget-dashboard-1280")

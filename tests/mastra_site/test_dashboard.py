@@ -123,8 +123,9 @@ def test_agents_without_their_provider_key_are_on_the_dashboard(admin_client, mo
     monkeypatch.setattr(dashboard, "get_mastra", lambda: keyless_site(monkeypatch))
     page = admin_client.get(reverse("admin:index")).content.decode()
     assert 'id="dash-missing-keys"' in page
-    assert "<tr><td>ops</td><td>openai</td><td>set OPENAI_API_KEY</td></tr>" in page
-    assert "<td>echo</td>" not in page
+    assert ('<tr><td class="whole">ops</td><td class="whole">openai</td><td class="message">set OPENAI_API_KEY</td></tr>'
+            in page)
+    assert ">echo</td>" not in page
 
 
 async def test_a_serving_process_warns_at_start_for_each_agent_without_its_key(monkeypatch, caplog):
