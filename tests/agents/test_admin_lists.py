@@ -2,6 +2,7 @@
 values of the last days, an unfiltered list of a large PostgreSQL table is counted from the
 planner's statistics, a filtered one exactly."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -101,3 +102,33 @@ def test_the_admins_search_folds_case_in_every_alphabet(admin_client):
     assert "r-en" in ascii_runs and "r-ru" not in ascii_runs
     for changelist in ("admin:inbox_notificationrecord_changelist", "admin:schedules_schedule_changelist"):
         assert admin_client.get(reverse(changelist), {"q": "ÉCHEC"}).status_code == 200
+
+
+def test_the_runs_list_shows_what_an_operator_looks_for_first(admin_client):
+    """Nine columns: the error beside the status, a long id or thread id shortened (whole in its
+    title), how long the run took."""
+    from agents.models import Thread
+
+    thread = Thread.objects.create(resource_id="alice", thread_id="thread_a37a6163ee094631b040454d6f6fbe7f")
+    started = timezone.now() - timedelta(minutes=1)
+    Run.objects.create(id="b0396fc8-96d3-458d-8233-1bc266b923d0", agent_id="triage", thread=thread,
+                       resource_id="alice", status="failed", finish_reason="error", error_code="provider_http_error",
+                       error="openai API error (HTTP 503): overloaded\nretried 3 times", started_at=started,
+                       finished_at=started + timedelta(milliseconds=2345), steps=1)
+    make_run("r-short", "triage", status="running", resource_id="bob")
+    page = admin_client.get(RUNS).content.decode()
+    heads = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', page)
+    assert heads == ["short_id", "agent_id", "status_line", "error_line", "where", "started_at", "duration", "steps",
+                     "tokens"]
+    assert '<span title="b0396fc8-96d3-458d-8233-1bc266b923d0">b0396fc8…</span>' in page
+    assert '<td class="field-status_line">failed (error)</td>' in page
+    assert ('<td class="field-error_line"><code>provider_http_error</code> openai API error (HTTP 503): overloaded'
+            '</td>') in page
+    assert f'title="alice / {thread.thread_id}">alice / thread_a37a6163e…</a>' in page
+    assert '<td class="field-duration">2.35 s</td>' in page
+    # a run still going: its status alone, no time taken; without a thread, its resource
+    assert '<th class="field-short_id"><a href="' in page and ">r-short</a>" in page
+    assert '<td class="field-where">bob</td>' in page and '<td class="field-duration">-</td>' in page
+    # the search still finds a run by its whole id
+    found = admin_client.get(RUNS, {"q": "b0396fc8-96d3-458d-8233-1bc266b923d0"}).content.decode()
+    assert "b0396fc8…" in found and "r-short" not in found
