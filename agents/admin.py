@@ -323,13 +323,22 @@ class ThreadInputAdmin(ReadOnlyAdmin, BigTableAdmin):
 
 @admin.register(ThreadEvent)
 class ThreadEventAdmin(ReadOnlyAdmin, BigTableAdmin):
-    list_display = ("thread_link", "seq", "run_id", "created_at")
+    list_display = ("thread_link", "seq", "chunk_type", "run_link", "created_at")
     search_fields = ("thread__thread_id", "run_id")
     readonly_fields = ("thread_link",)
 
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadEvent) -> str:
         return _thread_link(obj.thread_id)
+
+    @admin.display(description="chunk")
+    def chunk_type(self, obj: ThreadEvent) -> str:
+        chunk = obj.chunk if isinstance(obj.chunk, dict) else {}
+        return chunk.get("type") or "-"
+
+    @admin.display(description="run", ordering="run_id")
+    def run_link(self, obj: ThreadEvent) -> str:
+        return _link("run", obj.run_id)
 
 
 # the agent editor's pages (agents.editor.admin registers them)

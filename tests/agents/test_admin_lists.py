@@ -132,3 +132,17 @@ def test_the_runs_list_shows_what_an_operator_looks_for_first(admin_client):
     # the search still finds a run by its whole id
     found = admin_client.get(RUNS, {"q": "b0396fc8-96d3-458d-8233-1bc266b923d0"}).content.decode()
     assert "b0396fc8…" in found and "r-short" not in found
+
+
+def test_the_thread_events_list_shows_each_chunks_type_and_links_its_run(admin_client):
+    from agents.models import Thread, ThreadEvent
+
+    thread = Thread.objects.create(resource_id="alice", thread_id="t1")
+    make_run("run-1", "triage", thread=thread, resource_id="alice")
+    for seq, chunk in enumerate(({"type": "start", "runId": "run-1"}, {"type": "text-delta", "payload": {"text": "hi"}},
+                                 {"type": "finish"}), start=1):
+        ThreadEvent.objects.create(thread=thread, seq=seq, run_id="run-1", chunk=chunk)
+    page = admin_client.get(reverse("admin:agents_threadevent_changelist")).content.decode()
+    assert re.findall(r'<td class="field-chunk_type">([^<]*)</td>', page) == ["start", "text-delta", "finish"]
+    run_page = reverse("admin:agents_run_change", args=["run-1"])
+    assert page.count(f'<td class="field-run_link"><a href="{run_page}">run-1</a></td>') == 3
