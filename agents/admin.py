@@ -8,6 +8,7 @@ approval status) is read-only: it changes only through the thread services, whic
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -25,8 +26,12 @@ from agents.trace_waterfall import USAGE_COLUMNS, duration_label, usage_rows, wa
 from agents.admin_lists import BigTableAdmin, recent_values
 
 
-#: a run id longer than this is shown as its first characters and "…" in the runs list
+#: an id longer than this is shown in a list as its first characters and "…" (whole in its title)
 SHORT_ID = 12
+
+
+def _shortened(text: str, keep: int = SHORT_ID) -> str:
+    return text if len(text) <= keep else text[:keep - 4] + "…"
 
 
 def _link(model: str, pk: str | None, text: str | None = None) -> str:
@@ -35,16 +40,21 @@ def _link(model: str, pk: str | None, text: str | None = None) -> str:
     return format_html('<a href="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]), text or pk)
 
 
+def _short_link(model: str, pk: str | None, whole: str | None = None, text: str | None = None) -> str:
+    """A link for a list: ``text`` (``pk`` shortened by default), ``whole`` (``pk``) in its title."""
+    if not pk:
+        return "-"
+    return format_html('<a href="{}" title="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]),
+                       whole or pk, text or _shortened(pk))
+
+
 def _thread_link(key: str | None, *, short: bool = False) -> str:
     """A link to a thread's admin page, shown as ``resource / thread id`` (``short``: a long thread
-    id as its first characters and "…", whole in the link's title)."""
+    id shortened, whole in the link's title)."""
     if not key or not short:
         return _link("thread", key, " / ".join(thread_ref(key)) if key else None)
     resource, thread = thread_ref(key)
-    if len(thread) > SHORT_ID + 8:
-        thread = thread[:SHORT_ID + 4] + "…"
-    return format_html('<a href="{}" title="{}">{} / {}</a>', reverse("admin:agents_thread_change", args=[key]),
-                       " / ".join(thread_ref(key)), resource, thread)
+    return _short_link("thread", key, f"{resource} / {thread}", f"{resource} / {_shortened(thread, SHORT_ID + 8)}")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -182,9 +192,8 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="id", ordering="id")
     def short_id(self, obj: Run) -> str:
-        if len(obj.id) <= SHORT_ID:
-            return obj.id
-        return format_html('<span title="{}">{}…</span>', obj.id, obj.id[:SHORT_ID - 4])
+        return obj.id if len(obj.id) <= SHORT_ID else format_html('<span title="{}">{}</span>', obj.id,
+                                                                  _shortened(obj.id))
 
     @admin.display(description="thread")
     def where(self, obj: Run) -> str:
@@ -226,17 +235,31 @@ class ScoreAdmin(ReadOnlyAdmin, BigTableAdmin):
     search_fields = ("run_id", "scorer_id", "thread_id", "resource_id")
     readonly_fields = ("run_link",)
 
+    def get_queryset(self, request):
+        # whether each score's run is stored (a score may outlive its run, or name a run of elsewhere),
+        # in the list's one query rather than one query per row
+        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+
     @admin.display(description="run")
     def run_link(self, obj: Score) -> str:
-        return _link("run", obj.run_id) if Run.objects.filter(pk=obj.run_id).exists() else obj.run_id
+        return _short_link("run", obj.run_id) if obj.run_stored else obj.run_id
 
 
 @admin.register(TraceSpan)
 class TraceSpanAdmin(ReadOnlyAdmin, BigTableAdmin):
-    list_display = ("name", "type", "trace_id", "span_id", "parent_span_id", "run_id", "duration_ms", "started_at")
+    # what the span is, its run and how long it took first; the trace's ids after
+    list_display = ("name", "type", "run_link", "took", "started_at", "trace_id", "span_id", "parent_span_id")
     list_filter = (recent_values("type", date_field="started_at"),)
     ordering = ("-started_at",)
     search_fields = ("trace_id", "span_id", "run_id", "name")
+
+    @admin.display(description="run", ordering="run_id")
+    def run_link(self, obj: TraceSpan) -> str:
+        return _short_link("run", obj.run_id)
+
+    @admin.display(description="took", ordering="duration_ms")
+    def took(self, obj: TraceSpan) -> str:
+        return "-" if obj.duration_ms is None else duration_label(obj.duration_ms)
 
 
 @admin.register(ToolApproval)

@@ -146,3 +146,42 @@ def test_the_thread_events_list_shows_each_chunks_type_and_links_its_run(admin_c
     assert re.findall(r'<td class="field-chunk_type">([^<]*)</td>', page) == ["start", "text-delta", "finish"]
     run_page = reverse("admin:agents_run_change", args=["run-1"])
     assert page.count(f'<td class="field-run_link"><a href="{run_page}">run-1</a></td>') == 3
+
+
+def test_the_scores_list_links_the_runs_it_has_and_reads_them_in_its_own_query(admin_client):
+    from agents.observability import Score
+
+    make_run("b0396fc8-96d3-458d-8233-1bc266b923d0", "triage")
+    for i, run_id in enumerate(("b0396fc8-96d3-458d-8233-1bc266b923d0", "run-of-elsewhere") * 10):
+        Score.objects.create(score_id=f"sc-{i}", run_id=run_id, agent_id="triage", scorer_key="answered",
+                             scorer_id="answered", scorer_name="Answered", score=1.0, created_at=timezone.now())
+    scores = reverse("admin:agents_score_changelist")
+    admin_client.get(scores)  # the filters' values are read, and kept a while
+    with statements() as before:
+        admin_client.get(scores)
+    for i in range(20, 40):
+        Score.objects.create(score_id=f"sc-{i}", run_id="run-of-elsewhere", agent_id="triage", scorer_key="answered",
+                             scorer_id="answered", scorer_name="Answered", score=1.0,
+                             created_at=timezone.now() - timedelta(days=1))
+    with statements() as seen:
+        page = admin_client.get(scores).content.decode()
+    assert len(seen) == len(before), (before, seen)  # twice the rows, no more statements
+    run_page = reverse("admin:agents_run_change", args=["b0396fc8-96d3-458d-8233-1bc266b923d0"])
+    cells = re.findall(r'<td class="field-run_link">(.*?)</td>', page)
+    assert cells.count(f'<a href="{run_page}" title="b0396fc8-96d3-458d-8233-1bc266b923d0">b0396fc8…</a>') == 10
+    assert cells.count("run-of-elsewhere") == 30  # no run stored: no link to a page that is not there
+
+
+def test_the_trace_spans_list_shows_the_run_and_how_long_first(admin_client):
+    from agents.observability import TraceSpan
+
+    started = timezone.now()
+    TraceSpan.objects.create(trace_id="a" * 32, span_id="b" * 16, parent_span_id="", run_id="run-1", name="step: 0",
+                             type="model_step", started_at=started, ended_at=started + timedelta(milliseconds=850),
+                             duration_ms=850)
+    page = admin_client.get(reverse("admin:agents_tracespan_changelist")).content.decode()
+    heads = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', page)
+    assert heads == ["name", "type", "run_link", "took", "started_at", "trace_id", "span_id", "parent_span_id"]
+    assert f'<td class="field-run_link"><a href="{reverse("admin:agents_run_change", args=["run-1"])}" ' \
+           'title="run-1">run-1</a></td>' in page
+    assert '<td class="field-took">850 ms</td>' in page
