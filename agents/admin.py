@@ -346,13 +346,17 @@ class ThreadInputAdmin(ReadOnlyAdmin, BigTableAdmin):
 
 @admin.register(ThreadEvent)
 class ThreadEventAdmin(ReadOnlyAdmin, BigTableAdmin):
-    list_display = ("thread_link", "seq", "chunk_type", "run_link", "created_at")
+    list_display = ("thread_short", "seq", "chunk_type", "run_link", "created_at")
     search_fields = ("thread__thread_id", "run_id")
     readonly_fields = ("thread_link",)
 
     @admin.display(description="thread")
     def thread_link(self, obj: ThreadEvent) -> str:
         return _thread_link(obj.thread_id)
+
+    @admin.display(description="thread", ordering="thread_id")
+    def thread_short(self, obj: ThreadEvent) -> str:
+        return _thread_link(obj.thread_id, short=True)
 
     @admin.display(description="chunk")
     def chunk_type(self, obj: ThreadEvent) -> str:
@@ -361,7 +365,7 @@ class ThreadEventAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: ThreadEvent) -> str:
-        return _link("run", obj.run_id)
+        return _short_link("run", obj.run_id)
 
 
 # the agent editor's pages (agents.editor.admin registers them)

@@ -145,7 +145,7 @@ def test_the_thread_events_list_shows_each_chunks_type_and_links_its_run(admin_c
     page = admin_client.get(reverse("admin:agents_threadevent_changelist")).content.decode()
     assert re.findall(r'<td class="field-chunk_type">([^<]*)</td>', page) == ["start", "text-delta", "finish"]
     run_page = reverse("admin:agents_run_change", args=["run-1"])
-    assert page.count(f'<td class="field-run_link"><a href="{run_page}">run-1</a></td>') == 3
+    assert page.count(f'<td class="field-run_link"><a href="{run_page}" title="run-1">run-1</a></td>') == 3
 
 
 def test_the_scores_list_links_the_runs_it_has_and_reads_them_in_its_own_query(admin_client):

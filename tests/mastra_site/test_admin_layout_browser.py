@@ -1,8 +1,8 @@
 """The admin's pages in headless Chromium, laid out for an operator: the dashboard's tables fit the
 page when a run has failed with a long error, on a desktop and on a phone; the runs list shows a
-failed run's error without scrolling; a schedule's cron expression reads on one line. Screenshots:
-``dashboard-1280.png``, ``dashboard-390.png``, ``runs-list-1280.png`` and ``schedules-list-1280.png``
-under ``test-output/screenshots/``."""
+failed run's error without scrolling; a schedule's cron expression and a span's duration read on one
+line. Screenshots: ``dashboard-1280.png``, ``dashboard-390.png``, ``runs-list-1280.png`` and
+``schedules-list-1280.png`` under ``test-output/screenshots/``."""
 
 from datetime import timedelta
 
@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from agents.models import Run, Thread
+from agents.observability import TraceSpan
 from ledger.writer import entries_write
 from schedules.models import Schedule
 from tests.admin_browser import admin_page, admin_sign_in, screenshot  # noqa: F401 (a fixture)
@@ -82,7 +83,7 @@ CELL_LINES = f"""(selector) => {{
 }}"""
 
 
-def test_the_runs_list_shows_a_failed_runs_error_and_a_schedule_its_cron_on_one_line(live_server, admin_page):
+def test_the_runs_list_shows_a_failed_runs_error_and_a_schedule_its_cron_and_a_span_its_time_on_one_line(live_server, admin_page):
     user = get_user_model().objects.create_superuser("root", "root@example.com", "correct horse")
     now = timezone.now()
     thread = Thread.objects.create(resource_id="customer-success", thread_id="thread_a37a6163ee094631b040454d6f6fbe7f")
@@ -90,6 +91,10 @@ def test_the_runs_list_shows_a_failed_runs_error_and_a_schedule_its_cron_on_one_
                        resource_id="customer-success", status="failed", finish_reason="error",
                        error_code="model_error", error=ERROR, started_at=now - timedelta(minutes=5),
                        finished_at=now - timedelta(minutes=5) + timedelta(seconds=3))
+    TraceSpan.objects.create(trace_id="8d9fe27cee9b41788ee8fc19b5feac44", span_id="dc909744b6d5d241",
+                             parent_span_id="", run_id="b0396fc8-96d3-458d-8233-1bc266b923d0",
+                             name="agent run: 'ops-assistant'", type="agent_run", started_at=now,
+                             ended_at=now + timedelta(milliseconds=24), duration_ms=24)
     Schedule.objects.create(id="agent_daily-digest", agent_id="ops-assistant", prompt="the digest",
                             cron="0 9 * * 1-5", next_fire_at=now + timedelta(hours=3), created_by=user,
                             created_at=now, updated_at=now)
@@ -111,3 +116,7 @@ def test_the_runs_list_shows_a_failed_runs_error_and_a_schedule_its_cron_on_one_
     assert page.evaluate(CELL_LINES, ".field-id, td.field-target, td.field-cron") == [
         ["agent_daily-digest", 1], ["ops-assistant", 1], ["0 9 * * 1-5", 1]]
     screenshot(page, "schedules-list-1280.png")
+
+    page.goto(f"{live_server.url}/admin/agents/tracespan/")  # "24" over "ms" would be another figure
+    assert page.evaluate(CELL_LINES, "td.field-type, td.field-run_link, td.field-took") == [
+        ["agent_run", 1], ["b0396fc8…", 1], ["24 ms", 1]]
