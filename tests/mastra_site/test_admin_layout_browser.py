@@ -63,6 +63,7 @@ def test_the_dashboards_tables_fit_the_page_with_a_long_error(live_server, admin
     admin_sign_in(page, live_server.url, "root", "correct horse")
     page.goto(f"{live_server.url}/admin/")
     assert page.inner_text("#dash-failed td.message") == "model_error " + ERROR.splitlines()[0][:160]
+    assert page.inner_text("#dash-failed td:first-child") == "run-cont…"  # the whole id in its title
     assert page.inner_text("#dash-budgets td:first-child") == "daily-spend (hard, per day)"  # the demo's budget
     layout = page.evaluate(LAYOUT)
     # Django's own dashboard style (for the app list) kept each cell on one line: the error ran the
