@@ -92,18 +92,25 @@ class StepResult:
         return step_content(self)
 
     def to_dict(self) -> dict:
-        return {
+        """Mastra's camelCase JSON form of the step. As Mastra's server, it leaves out what the
+        step does not have (:func:`wire_request`, :func:`wire_response`, no ``providerMetadata``
+        when the provider gave none); a step's ``reasoningText`` is ``""`` without reasoning, as
+        Mastra's."""
+        data = {
             "stepNumber": self.step_number, "stepType": self.step_type, "content": self.content,
             "text": self.text, "reasoning": self.reasoning,
             "reasoningText": self.reasoning_text, "toolCalls": self.tool_calls, "toolResults": self.tool_results,
-            "finishReason": self.finish_reason, "usage": self.usage.camel(), "request": self.request,
-            "response": self.response, "warnings": self.warnings, "providerMetadata": self.provider_metadata,
+            "finishReason": self.finish_reason, "usage": self.usage.camel(), "request": wire_request(self.request),
+            "response": wire_response(self.response), "warnings": self.warnings,
             "sources": self.sources, "files": self.files, "isContinued": self.is_continued,
             "model": self.model, "attempts": self.attempts,
             # Mastra's split by the AI SDK's ``dynamic`` flag, which no tool call of this runtime
             # carries: empty, as Mastra's are for its own tools
             "staticToolCalls": [], "dynamicToolCalls": [], "staticToolResults": [], "dynamicToolResults": [],
         }
+        if self.provider_metadata:
+            data["providerMetadata"] = self.provider_metadata
+        return data
 
     def to_state(self) -> dict:
         """JSON-safe state for storing a suspended run."""
@@ -173,23 +180,35 @@ class GenerateResult:
         return ui_messages(db_messages(shown or [], thread_of=self.messages, steps=self.steps))
 
     def to_dict(self) -> dict:
-        """Mastra's camelCase JSON form (what the HTTP API answers)."""
-        error = None
-        if self.error is not None:
-            error = {"message": str(self.error), "code": getattr(self.error, "code", "error")}
+        """Mastra's camelCase JSON form (what the HTTP API answers). As Mastra's server, it leaves
+        out the keys whose value the run does not have (Mastra's are ``undefined``, which its JSON
+        drops): ``object`` without structured output, ``error``, ``tripwire``, ``suspendPayload``
+        and ``resumeSchema`` unless the run failed, tripped or suspended, ``reasoningText``
+        without reasoning, ``providerMetadata`` when the provider gave none, ``traceId`` /
+        ``spanId`` when the run was not traced, the request's ``body`` and the response's
+        ``headers`` unless kept (``MASTRA_KEEP_PROVIDER_PAYLOADS``)."""
         data = {
-            "runId": self.run_id, "text": self.text, "object": self.object,
+            "runId": self.run_id, "text": self.text,
             "usedFallbackValue": self.used_fallback_value, "toolCalls": self.tool_calls,
             "toolResults": self.tool_results, "usage": self.usage.camel(), "totalUsage": self.total_usage.camel(),
             "steps": [s.to_dict() for s in self.steps], "finishReason": self.finish_reason,
-            "response": self._response_dict(), "request": self.request, "warnings": self.warnings,
-            "providerMetadata": self.provider_metadata, "reasoning": self.reasoning,
-            "reasoningText": self.reasoning_text, "sources": self.sources, "files": self.files,
-            "suspendPayload": _camel_suspend(self.suspend_payload),
+            "response": self._response_dict(), "request": wire_request(self.request), "warnings": self.warnings,
+            "reasoning": self.reasoning, "sources": self.sources, "files": self.files,
             "messages": db_messages(self.messages, steps=self.steps),
-            "rememberedMessages": db_messages(self.remembered_messages), "error": error, "tripwire": self.tripwire,
+            "rememberedMessages": db_messages(self.remembered_messages),
+        }
+        optional = {
+            "object": self.object, "providerMetadata": self.provider_metadata or None,
+            "reasoningText": self.reasoning_text or None, "tripwire": self.tripwire,
             "traceId": self.trace_id, "spanId": self.span_id,
         }
+        data.update((key, value) for key, value in optional.items() if value is not None)
+        if self.error is not None:
+            data["error"] = {"message": str(self.error), "code": getattr(self.error, "code", "error")}
+        if self.suspend_payload is not None:
+            data["suspendPayload"] = suspend = _camel_suspend(self.suspend_payload)
+            if "resumeSchema" in suspend:  # a tool that suspended itself with a schema: both, as Mastra's
+                data["resumeSchema"] = suspend["resumeSchema"]
         if self.scoring_data is not None:  # only with return_scorer_data, as Mastra's
             data["scoringData"] = _camel_scoring(self.scoring_data)
         return data
@@ -199,7 +218,23 @@ class GenerateResult:
             return self.response
         stored = self.db_messages
         shown = ui_messages(stored) if self.display_messages is None else self.ui_messages
-        return {**self.response, "uiMessages": shown, "dbMessages": stored}
+        return {**wire_response(self.response), "uiMessages": shown, "dbMessages": stored}
+
+
+def wire_request(request: dict) -> dict:
+    """A step's (or the run's) ``request`` on the wire: without its ``body`` unless it was kept
+    (``MASTRA_KEEP_PROVIDER_PAYLOADS``), as Mastra's ``{}`` when the model gave none."""
+    if request.get("body") is None and "body" in request:
+        return {k: v for k, v in request.items() if k != "body"}
+    return request
+
+
+def wire_response(response: dict) -> dict:
+    """A step's (or the run's) ``response`` on the wire: without ``headers`` unless they were kept
+    (``MASTRA_KEEP_PROVIDER_PAYLOADS``; a provider may echo a credential there)."""
+    if "headers" in response and not response["headers"]:
+        return {k: v for k, v in response.items() if k != "headers"}
+    return response
 
 
 def step_content(step: StepResult) -> list[dict]:
@@ -261,5 +296,6 @@ def _camel_suspend(payload: dict | None) -> dict | None:
     out = {"toolCallId": payload["tool_call_id"], "toolName": payload["tool_name"], "args": payload["args"]}
     if "suspend_payload" in payload:  # a tool that suspended itself (not an approval)
         out["suspendPayload"] = payload["suspend_payload"]
-        out["resumeSchema"] = payload.get("resume_schema")
+        if payload.get("resume_schema") is not None:  # as its ``tool-call-suspended`` chunk
+            out["resumeSchema"] = payload["resume_schema"]
     return out

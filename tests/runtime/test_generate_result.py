@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.runtime import Agent, InMemoryMemory, Usage, create_tool
+from agents.runtime import Agent, InMemoryMemory, ModelError, Usage, create_tool
 from agents.runtime.testing import ScriptedModel, text_step, tool_step
 
 LOOKUP = create_tool(id="lookup", input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
@@ -383,18 +383,43 @@ async def test_tripwire_is_none_without_processors():
 async def test_to_dict_uses_camel_case_keys():
     data = (await generate()).to_dict()
     assert data["usedFallbackValue"] is False  # Mastra's full output has it on every run
-    assert set(data) == {"runId", "text", "object", "usedFallbackValue", "toolCalls", "toolResults", "usage",
-                         "totalUsage", "steps", "finishReason", "response", "request", "warnings", "providerMetadata", "reasoning",
-                         "reasoningText", "sources", "files", "suspendPayload", "messages", "rememberedMessages",
-                         "error", "tripwire", "traceId", "spanId"}
+    # Mastra's keys for a run that did not fail, trip or suspend, with no structured output and no
+    # reasoning (the others are undefined there, and its JSON leaves them out); the provider's
+    # metadata and the run's trace ids because this run has them
+    assert set(data) == {"runId", "text", "usedFallbackValue", "toolCalls", "toolResults", "usage",
+                         "totalUsage", "steps", "finishReason", "response", "request", "warnings", "providerMetadata",
+                         "reasoning", "sources", "files", "messages", "rememberedMessages", "traceId", "spanId"}
     assert data["usage"] == {"inputTokens": 30, "outputTokens": 8, "totalTokens": 38}
     assert data["finishReason"] == "stop"
     assert set(data["steps"][0]) == {"stepNumber", "stepType", "content", "text", "reasoning", "reasoningText",
                                      "toolCalls", "toolResults", "staticToolCalls", "dynamicToolCalls",
                                      "staticToolResults", "dynamicToolResults", "finishReason", "usage", "request",
-                                     "response", "warnings", "providerMetadata", "sources", "files", "isContinued",
+                                     "response", "warnings", "sources", "files", "isContinued",
                                      "model", "attempts"}
+    assert data["steps"][1]["providerMetadata"] == {"openai": {"cachedPromptTokens": 0}}
     assert data["steps"][1]["usage"] == {"inputTokens": 20, "outputTokens": 6, "totalTokens": 26}
+
+
+@pytest.mark.asyncio
+async def test_to_dict_leaves_out_what_the_run_does_not_have_as_mastras_server():
+    """Mastra's full output holds ``undefined`` for what a run does not have, and its server's JSON
+    drops those keys: a client reading ``"error" in result`` or ``result.object !== undefined``
+    reads the same here."""
+    data = (await generate(ScriptedModel([text_step("Hi.")]))).to_dict()
+    for key in ("object", "error", "tripwire", "suspendPayload", "resumeSchema", "reasoningText",
+                "providerMetadata"):
+        assert key not in data, key
+    step = data["steps"][0]
+    assert "providerMetadata" not in step and step["reasoningText"] == ""  # a step's is "", as Mastra's
+    # the provider's request body and response headers are kept only when asked
+    # (MASTRA_KEEP_PROVIDER_PAYLOADS): Mastra's request is then {} and its response has no headers
+    assert data["request"] == {} and step["request"] == {}
+    assert "headers" not in data["response"] and "headers" not in step["response"]
+
+    reasoned = (await generate(ScriptedModel([text_step("Done.", reasoning="think")]))).to_dict()
+    assert reasoned["reasoningText"] == "think"
+    failed = (await generate(ScriptedModel([ModelError("down", code="model_error")]))).to_dict()
+    assert failed["error"] == {"message": "down", "code": "model_error"}
 
 
 @pytest.mark.asyncio
@@ -446,8 +471,6 @@ async def test_to_dict_is_json_serialisable():
 
 @pytest.mark.asyncio
 async def test_to_dict_reports_an_error_with_its_code():
-    from agents.runtime import ModelError
-
     data = (await generate(ScriptedModel([ModelError("rate limited", code="rate_limited", status=429)]))).to_dict()
     assert data["error"] == {"message": "rate limited", "code": "rate_limited"}
     assert data["finishReason"] == "error"

@@ -42,9 +42,11 @@ async def test_a_tool_that_suspends_ends_the_run_suspended_with_its_payload():
         "toolCallId": "c1", "toolName": "refund", "suspendPayload": {"question": "How much of 80 may I refund?"},
         "resumeSchema": RESUME}]
     assert [c["type"] for c in chunks][-3:] == ["tool-call", "tool-call-suspended", "finish"]
-    assert result.to_dict()["suspendPayload"] == {
+    wire = result.to_dict()
+    assert wire["suspendPayload"] == {
         "toolCallId": "c1", "toolName": "refund", "args": {"amount": 80},
         "suspendPayload": {"question": "How much of 80 may I refund?"}, "resumeSchema": RESUME}
+    assert wire["resumeSchema"] == RESUME  # beside the payload, as Mastra's result
     assert result.tool_results == []
 
 
@@ -84,6 +86,11 @@ async def test_a_sync_tool_can_suspend_without_await():
     agent = Agent(id="a", instructions="x", model=model, tools={"code": sync_tool()})
     first = await agent.generate("go")
     assert first.suspend_payload["suspend_payload"] == {"need": "code"}
+    # no resume schema: none in the payload (as its tool-call-suspended chunk) nor beside it
+    wire = first.to_dict()
+    assert wire["suspendPayload"] == {"toolCallId": "c1", "toolName": "code", "args": {},
+                                      "suspendPayload": {"need": "code"}}
+    assert "resumeSchema" not in wire
     result = await agent.resume_generate({"code": "1234"}, run_id=first.run_id)
     assert result.tool_results[0]["payload"]["result"] == {"code": "1234"}
 

@@ -90,6 +90,18 @@ async def test_generate_answers_mastras_fields(alice: Api):
     assert set(result["usage"]) >= {"inputTokens", "outputTokens", "totalTokens"}
     assert isinstance(result["runId"], str) and len(result["steps"]) == 1
     assert result["toolCalls"] == [] and result["toolResults"] == []
+    # the keys Mastra's server sends for the same call (POST /api/agents/echo/generate of
+    # real-server.mjs), with this runtime's trace ids (Mastra's too when it traces) and without its
+    # totalUsage's and response's model metadata (docs/api.md); nothing it leaves out is sent as null
+    assert set(result) == {"files", "finishReason", "messages", "reasoning", "rememberedMessages", "request",
+                           "response", "runId", "sources", "steps", "text", "toolCalls", "toolResults", "totalUsage",
+                           "usage", "usedFallbackValue", "warnings", "traceId", "spanId"}
+    assert set(result["steps"][0]) == {
+        "content", "dynamicToolCalls", "dynamicToolResults", "files", "finishReason", "reasoning", "reasoningText",
+        "request", "response", "sources", "staticToolCalls", "staticToolResults", "stepType", "text", "toolCalls",
+        "toolResults", "usage", "warnings", "stepNumber", "isContinued", "model", "attempts"}
+    assert result["request"] == {} and result["steps"][0]["request"] == {}
+    assert set(result["response"]) == {"id", "timestamp", "modelId", "messages", "uiMessages", "dbMessages"}
 
 
 async def test_generate_runs_the_tool_loop_with_chunk_shaped_calls_and_results(alice: Api):
