@@ -8,7 +8,7 @@ approval status) is read-only: it changes only through the thread services, whic
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef
+from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -208,8 +208,11 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
         line = (obj.error or "").splitlines()[0][:120] if obj.error else ""
         return format_html("<code>{}</code> {}", obj.error_code, line) if obj.error_code else line
 
-    @admin.display(description="took")
+    @admin.display(description="took", ordering=ExpressionWrapper(
+        F("finished_at") - F("started_at"), output_field=DurationField()).asc(nulls_last=True))
     def duration(self, obj: Run) -> str:
+        # sorted by the time taken; a run still going has none: last with the quickest first, first
+        # with the longest first, on every database (SQLite and PostgreSQL place nulls apart)
         if obj.finished_at is None or obj.started_at is None:
             return "-"
         return duration_label((obj.finished_at - obj.started_at).total_seconds() * 1000)
