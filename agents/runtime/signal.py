@@ -282,6 +282,18 @@ def signal_summary(signal: dict) -> dict:
     return data
 
 
+#: what a signal carries only when it was given one (:func:`signal_wire`)
+_GIVEN_ONLY = frozenset({"attributes", "metadata", "providerOptions", "transient"})
+
+
+def signal_wire(signal: dict | None) -> dict | None:
+    """``signal`` as an answer shows it: as Mastra's server, without the attributes, metadata,
+    provider options or ``transient`` it was not given (Mastra's are undefined there, not empty)."""
+    if signal is None:
+        return None
+    return {key: value for key, value in signal.items() if value or key not in _GIVEN_ONLY}
+
+
 def echo_chunk(signal: dict, run_id: str | None) -> dict:
     """The transient echo subscribers see when an input is accepted (DESIGN §5)."""
     kind = "data-user-message" if signal["type"] == "user" else "data-signal"

@@ -5,6 +5,7 @@ import pytest
 
 from agents.models import ThreadLease
 from agents.runtime import ToolApprovalError, create_tool
+from agents.runtime.signal import signal_wire
 from tests.agents.thread_harness import (bounded, collect, counts, db, history, inputs, make_agent, settle, starts,
                             texts_by_run, types, wait_for_chunk, wait_idle)
 
@@ -126,8 +127,8 @@ async def test_other_agents_wake_is_blocked_while_suspended():
                  lambda: other.send_signal({"type": "notification", "contents": "n"}, resource_id=R, thread_id=T)):
         b = await call()
         assert (b.action, b.reason, b.run_id, b.output) == ("blocked", "thread-blocked", r.run_id, None)
-        assert b.to_dict() == {"accepted": True, "action": "blocked", "runId": r.run_id, "signal": b.signal,
-                               "reason": "thread-blocked"}
+        assert b.to_dict() == {"accepted": True, "action": "blocked", "runId": r.run_id,
+                               "signal": signal_wire(b.signal), "reason": "thread-blocked"}
     after = await counts()
     assert (after["inputs"], after["messages"]) == (before["inputs"], before["messages"])
     # the thread is idle for the other agent: its if_idle applies (a discard is still a discard)

@@ -9,6 +9,7 @@ import pytest
 from agents.runtime import create_tool
 from agents.runtime.errors import ModelError, SignalError
 from agents.runtime.output import AgentOutput
+from agents.runtime.signal import signal_wire
 from agents.runtime.testing import ScriptedModel, text_step
 from tests.agents.thread_harness import (bounded, buffered, collect, counts, db, finish, finish_of, history, inputs, make_agent,
                             settle, starts, texts_by_run, types, user_contents, wait_for_chunk, wait_idle)
@@ -210,7 +211,7 @@ async def test_another_agents_input_is_accepted_behind_the_running_run():
                                  if_active={"attributes": {"active": True}})
     assert (r.action, r.output, r.reason) == ("deliver", None, None)
     assert r.run_id not in (None, wake.run_id)
-    assert r.to_dict() == {"accepted": True, "action": "deliver", "runId": r.run_id, "signal": r.signal}
+    assert r.to_dict() == {"accepted": True, "action": "deliver", "runId": r.run_id, "signal": signal_wire(r.signal)}
     assert r.signal["attributes"] == {"from": "other"}
     assert [(i["kind"], i["status"], i["run_id"], i["agent_id"]) for i in await inputs(T)][1:] == [
         ("queue", "pending", r.run_id, "other")]

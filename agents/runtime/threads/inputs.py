@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import SignalError
 from ..naming import snake_keys
 from ..redaction import options_for_storage
-from ..signal import check_attributes
+from ..signal import check_attributes, signal_wire
 
 IF_ACTIVE = ("deliver", "persist", "discard")
 IF_IDLE = ("wake", "persist", "discard")
@@ -30,7 +30,8 @@ class SendResult:
     accepted: bool = True
 
     def to_dict(self) -> dict:
-        data = {"accepted": self.accepted, "action": self.action, "runId": self.run_id, "signal": self.signal}
+        data = {"accepted": self.accepted, "action": self.action, "runId": self.run_id,
+                "signal": signal_wire(self.signal)}
         if self.skipped:
             data.update({"skipped": True, "reason": self.reason})
         elif self.reason is not None:  # ``blocked``: ``thread-blocked``

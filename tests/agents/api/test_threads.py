@@ -35,6 +35,9 @@ async def test_send_message_wakes_the_thread_and_the_subscription_streams_it(ali
     accepted = body(response)
     assert accepted["accepted"] is True and accepted["action"] == "wake"
     assert accepted["signal"]["type"] == "user" and accepted["signal"]["contents"] == "hi there"
+    # the keys Mastra's server answers (but its internal __isCreatedSignal): no empty attributes or
+    # metadata, which the caller did not give
+    assert set(accepted["signal"]) == {"id", "type", "tagName", "contents", "createdAt", "acceptedAt"}
     raw, chunks = await sse_chunks(stream, until=ends_run)
     assert [c["type"] for c in chunks][:2] == ["start", "data-user-message"]
     assert [c["seq"] for c in chunks] == list(range(1, len(chunks) + 1))
@@ -161,6 +164,11 @@ async def test_signals_and_queue_message_answer_as_mastra(alice: Api):
         "signal": {"type": "system-reminder", "contents": "remember"}, "threadId": "t1"}))
     assert signal["accepted"] is True and signal["action"] == "wake"
     assert signal["signal"]["type"] == "reactive" and signal["signal"]["tagName"] == "system-reminder"
+    given = body(await alice.post("/api/agents/echo/signals", {
+        "signal": {"type": "reactive", "contents": "x", "attributes": {"k": "v"}, "metadata": {"m": 1},
+                   "transient": True}, "threadId": "t1", "ifIdle": {"behavior": "discard"}}))
+    assert {k: given["signal"][k] for k in ("attributes", "metadata", "transient")} == {
+        "attributes": {"k": "v"}, "metadata": {"m": 1}, "transient": True}
     _, chunks = await sse_chunks(stream, until=ends_run)
     assert chunks[1]["type"] == "data-signal" and chunks[1]["data"]["contents"] == "remember"
     queued = body(await alice.post("/api/agents/echo/queue-message", {"message": "later", "threadId": "t1"}))
