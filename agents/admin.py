@@ -23,15 +23,8 @@ from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
 from agents.trace_waterfall import USAGE_COLUMNS, duration_label, usage_rows, waterfall_build
+from agents.admin_display import SHORT_ID, short_link, shortened
 from agents.admin_lists import BigTableAdmin, recent_values
-
-
-#: an id longer than this is shown in a list as its first characters and "…" (whole in its title)
-SHORT_ID = 12
-
-
-def _shortened(text: str, keep: int = SHORT_ID) -> str:
-    return text if len(text) <= keep else text[:keep - 4] + "…"
 
 
 def _link(model: str, pk: str | None, text: str | None = None) -> str:
@@ -40,21 +33,13 @@ def _link(model: str, pk: str | None, text: str | None = None) -> str:
     return format_html('<a href="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]), text or pk)
 
 
-def _short_link(model: str, pk: str | None, whole: str | None = None, text: str | None = None) -> str:
-    """A link for a list: ``text`` (``pk`` shortened by default), ``whole`` (``pk``) in its title."""
-    if not pk:
-        return "-"
-    return format_html('<a href="{}" title="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]),
-                       whole or pk, text or _shortened(pk))
-
-
 def _thread_link(key: str | None, *, short: bool = False) -> str:
     """A link to a thread's admin page, shown as ``resource / thread id`` (``short``: a long thread
     id shortened, whole in the link's title)."""
     if not key or not short:
         return _link("thread", key, " / ".join(thread_ref(key)) if key else None)
     resource, thread = thread_ref(key)
-    return _short_link("thread", key, f"{resource} / {thread}", f"{resource} / {_shortened(thread, SHORT_ID + 8)}")
+    return short_link("thread", key, f"{resource} / {thread}", f"{resource} / {shortened(thread, SHORT_ID + 8)}")
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -193,7 +178,7 @@ class RunAdmin(ReadOnlyAdmin, BigTableAdmin):
     @admin.display(description="id", ordering="id")
     def short_id(self, obj: Run) -> str:
         return obj.id if len(obj.id) <= SHORT_ID else format_html('<span title="{}">{}</span>', obj.id,
-                                                                  _shortened(obj.id))
+                                                                  shortened(obj.id))
 
     @admin.display(description="thread")
     def where(self, obj: Run) -> str:
@@ -245,7 +230,7 @@ class ScoreAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="run")
     def run_link(self, obj: Score) -> str:
-        return _short_link("run", obj.run_id) if obj.run_stored else obj.run_id
+        return short_link("run", obj.run_id) if obj.run_stored else obj.run_id
 
 
 @admin.register(TraceSpan)
@@ -258,7 +243,7 @@ class TraceSpanAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: TraceSpan) -> str:
-        return _short_link("run", obj.run_id)
+        return short_link("run", obj.run_id)
 
     @admin.display(description="took", ordering="duration_ms")
     def took(self, obj: TraceSpan) -> str:
@@ -368,7 +353,7 @@ class ThreadEventAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: ThreadEvent) -> str:
-        return _short_link("run", obj.run_id)
+        return short_link("run", obj.run_id)
 
 
 # the agent editor's pages (agents.editor.admin registers them)

@@ -19,7 +19,9 @@ from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from agents.admin_display import short_link
 from agents.models import Run
+from agents.trace_waterfall import duration_label
 
 from .models import LedgerDaily, LedgerEntry, LedgerResourceDaily, LedgerWriteFailure, ModelPrice
 from .selectors import cost_format, costs_build, period
@@ -144,8 +146,10 @@ class ReadOnly(admin.ModelAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnly):
-    list_display = ("created_at", "agent_id", "resource_id", "channel", "model_label", "call", "input_tokens",
-                    "output_tokens", "cached_input_tokens", "reasoning_tokens", "latency_ms", "cost_text", "run_link")
+    # thirteen columns beside the admin's menu: the step's cost right after its model and call, short
+    # headers, the run's id shortened (whole in its title); the list scrolls for the rest at 1280 px
+    list_display = ("created_at", "agent_id", "resource_id", "model_label", "call", "cost_text", "tokens_in",
+                    "tokens_out", "tokens_cached", "tokens_reasoning", "latency", "channel", "run_link")
     list_filter = (DayFilter, AgentFilter, ResourceFilter, ChannelFilter, ModelFilter, "kind")
     search_fields = ("=run_id", "=resource_id", "=thread_id")
     # the count of every row would be a scan of the table: counted up to COUNT_CAP rows at most
@@ -163,15 +167,33 @@ class LedgerEntryAdmin(ReadOnly):
     def call(self, obj: LedgerEntry) -> str:
         return obj.call_label
 
-    @admin.display(description="cost")
+    @admin.display(description="in", ordering="input_tokens")
+    def tokens_in(self, obj: LedgerEntry) -> int | None:
+        return obj.input_tokens
+
+    @admin.display(description="out", ordering="output_tokens")
+    def tokens_out(self, obj: LedgerEntry) -> int | None:
+        return obj.output_tokens
+
+    @admin.display(description="cached", ordering="cached_input_tokens")
+    def tokens_cached(self, obj: LedgerEntry) -> int | None:
+        return obj.cached_input_tokens
+
+    @admin.display(description="reasoning", ordering="reasoning_tokens")
+    def tokens_reasoning(self, obj: LedgerEntry) -> int | None:
+        return obj.reasoning_tokens
+
+    @admin.display(description="took", ordering="latency_ms")
+    def latency(self, obj: LedgerEntry) -> str:
+        return "-" if obj.latency_ms is None else duration_label(obj.latency_ms)
+
+    @admin.display(description="cost", ordering="cost")
     def cost_text(self, obj: LedgerEntry) -> str:
         return cost_format(obj.cost)
 
-    @admin.display(description="run")
+    @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: LedgerEntry) -> str:
-        if not obj.run_id:
-            return "-"
-        return format_html('<a href="{}">{}</a>', reverse("admin:agents_run_change", args=[obj.run_id]), obj.run_id)
+        return short_link("run", obj.run_id)
 
 
 @admin.register(LedgerWriteFailure)

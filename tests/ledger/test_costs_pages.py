@@ -162,7 +162,7 @@ def test_a_threads_title_is_a_model_call_of_its_run_on_its_page_and_in_the_ledge
     page = staff.get("/admin/ledger/ledgerentry/?kind=title")
     assert page.status_code == 200
     assert sorted(set(re.findall(r"/admin/agents/run/(run-\d)/change/", page.content.decode()))) == ["run-5"]
-    assert "openai/gpt-4o title 200 8" in text(page)
+    assert "openai/gpt-4o title $0.000580 200 8" in text(page)
 
 
 def test_a_price_change_leaves_recorded_costs_alone(staff, ledger):

@@ -1,8 +1,9 @@
 """The admin's pages in headless Chromium, laid out for an operator: the dashboard's tables fit the
 page when a run has failed with a long error, on a desktop and on a phone; the runs list shows a
 failed run's error without scrolling; a schedule's cron expression and a span's duration read on one
-line. Screenshots: ``dashboard-1280.png``, ``dashboard-390.png``, ``runs-list-1280.png`` and
-``schedules-list-1280.png`` under ``test-output/screenshots/``."""
+line; the cost ledger's list shows a step's cost without scrolling. Screenshots: ``dashboard-1280.png``,
+``dashboard-390.png``, ``runs-list-1280.png``, ``schedules-list-1280.png`` and ``ledger-list-1280.png``
+under ``test-output/screenshots/``."""
 
 from datetime import timedelta
 
@@ -121,3 +122,26 @@ def test_the_runs_list_shows_a_failed_runs_error_and_a_schedule_its_cron_and_a_s
     page.goto(f"{live_server.url}/admin/agents/tracespan/")  # "24" over "ms" would be another figure
     assert page.evaluate(CELL_LINES, "td.field-type, td.field-run_link, td.field-took") == [
         ["agent_run", 1], ["b0396fc8…", 1], ["24 ms", 1]]
+
+
+def test_the_ledger_list_shows_a_steps_cost_and_run_in_its_first_screen(live_server, admin_page):
+    get_user_model().objects.create_superuser("root", "root@example.com", "correct horse")
+    now = timezone.now()
+    run_id = "b0396fc8-96d3-458d-8233-1bc266b923d0"
+    Run.objects.create(id=run_id, agent_id="ops-assistant", resource_id="customer-success", status="completed",
+                       started_at=now)
+    entries_write([{"agent_id": "ops-assistant", "run_id": run_id, "resource_id": "customer-success",
+                    "provider": "openai", "model": "gpt-4o", "channel": "chat", "step_number": 0, "latency_ms": 2345,
+                    "at": now, "usage": {"inputTokens": 190000, "outputTokens": 233, "cachedInputTokens": 1024}}])
+    page = admin_page
+    admin_sign_in(page, live_server.url, "root", "correct horse")
+    page.goto(f"{live_server.url}/admin/ledger/ledgerentry/")
+    # thirteen columns beside the admin's menu: the cost is inside the list's visible part (it was
+    # the twelfth column, after the four token counts' long headers: about 460 pixels past the edge)
+    box = page.locator(".results").bounding_box()
+    cost = page.locator("td.field-cost_text").bounding_box()
+    assert cost["x"] + cost["width"] < box["x"] + box["width"]
+    assert page.evaluate(CELL_LINES, "td.field-model_label, td.field-latency, td.field-run_link") == [
+        ["openai/gpt-4o", 1], ["2.35 s", 1], ["b0396fc8…", 1]]
+    assert page.get_attribute("td.field-run_link a", "title") == run_id
+    screenshot(page, "ledger-list-1280.png")

@@ -1,0 +1,26 @@
+"""How long ids show in admin lists: shortened to their first characters, whole in a title.
+
+A run id or a thread id is a UUID or longer; beside the admin's menu a list of them would run past
+the screen. Every list (runs, events, spans, scores, the cost ledger) shortens them the same way.
+"""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from django.utils.html import format_html
+
+#: an id longer than this is shown in a list as its first characters and "…" (whole in its title)
+SHORT_ID = 12
+
+
+def shortened(text: str, keep: int = SHORT_ID) -> str:
+    return text if len(text) <= keep else text[:keep - 4] + "…"
+
+
+def short_link(model: str, pk: str | None, whole: str | None = None, text: str | None = None) -> str:
+    """A link for a list to the admin page of agents' ``model`` ``pk``: ``text`` (``pk`` shortened by
+    default), ``whole`` (``pk``) in its title; ``-`` without ``pk``."""
+    if not pk:
+        return "-"
+    return format_html('<a href="{}" title="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]),
+                       whole or pk, text or shortened(pk))
