@@ -144,12 +144,25 @@ class ReadOnly(admin.ModelAdmin):
             super().has_view_permission(request, obj) or super().has_change_permission(request, obj))
 
 
+def _token_column(field: str, header: str):
+    """A list column of the token count ``field`` under the short ``header`` (its field's name is
+    "input tokens", ...), sorted by it (cell class ``field-tokens_<header>``)."""
+    def column(obj: LedgerEntry) -> int | None:
+        return getattr(obj, field)
+
+    column.__name__ = f"tokens_{header}"
+    return admin.display(description=header, ordering=field)(column)
+
+
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnly):
     # thirteen columns beside the admin's menu: the step's cost right after its model and call, short
     # headers, the run's id shortened (whole in its title); the list scrolls for the rest at 1280 px
-    list_display = ("created_at", "agent_id", "resource_id", "model_label", "call", "cost_text", "tokens_in",
-                    "tokens_out", "tokens_cached", "tokens_reasoning", "latency", "channel", "run_link")
+    list_display = ("created_at", "agent_id", "resource_id", "model_label", "call", "cost_text",
+                    *(_token_column(field, header) for field, header in (
+                        ("input_tokens", "in"), ("output_tokens", "out"), ("cached_input_tokens", "cached"),
+                        ("reasoning_tokens", "reasoning"))),
+                    "latency", "channel", "run_link")
     list_filter = (DayFilter, AgentFilter, ResourceFilter, ChannelFilter, ModelFilter, "kind")
     search_fields = ("=run_id", "=resource_id", "=thread_id")
     # the count of every row would be a scan of the table: counted up to COUNT_CAP rows at most
@@ -166,22 +179,6 @@ class LedgerEntryAdmin(ReadOnly):
     @admin.display(description="call", ordering="step_number")
     def call(self, obj: LedgerEntry) -> str:
         return obj.call_label
-
-    @admin.display(description="in", ordering="input_tokens")
-    def tokens_in(self, obj: LedgerEntry) -> int | None:
-        return obj.input_tokens
-
-    @admin.display(description="out", ordering="output_tokens")
-    def tokens_out(self, obj: LedgerEntry) -> int | None:
-        return obj.output_tokens
-
-    @admin.display(description="cached", ordering="cached_input_tokens")
-    def tokens_cached(self, obj: LedgerEntry) -> int | None:
-        return obj.cached_input_tokens
-
-    @admin.display(description="reasoning", ordering="reasoning_tokens")
-    def tokens_reasoning(self, obj: LedgerEntry) -> int | None:
-        return obj.reasoning_tokens
 
     @admin.display(description="took", ordering="latency_ms")
     def latency(self, obj: LedgerEntry) -> str:

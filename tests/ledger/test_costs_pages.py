@@ -163,6 +163,16 @@ def test_a_threads_title_is_a_model_call_of_its_run_on_its_page_and_in_the_ledge
     assert page.status_code == 200
     assert sorted(set(re.findall(r"/admin/agents/run/(run-\d)/change/", page.content.decode()))) == ["run-5"]
     assert "openai/gpt-4o title $0.000580 200 8" in text(page)
+    # the cost right after the model and the call, the token counts under short headers; all but the
+    # model sort
+    heads = re.findall(r'<th scope="col" class="([^"]*)column-(\w+)">\s*<div class="text">(?:<a [^>]*>|<span>)([^<]+)',
+                       page.content.decode())
+    assert [(name, label, "sortable" in classes) for classes, name, label in heads] == [
+        ("created_at", "Created at", True), ("agent_id", "Agent id", True), ("resource_id", "Resource id", True),
+        ("model_label", "Model", False), ("call", "Call", True), ("cost_text", "Cost", True),
+        ("tokens_in", "In", True), ("tokens_out", "Out", True), ("tokens_cached", "Cached", True),
+        ("tokens_reasoning", "Reasoning", True), ("latency", "Took", True), ("channel", "Channel", True),
+        ("run_link", "Run", True)]
 
 
 def test_a_price_change_leaves_recorded_costs_alone(staff, ledger):
