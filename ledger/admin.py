@@ -13,13 +13,13 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.paginator import Paginator
-from django.db.models import Sum
+from django.db.models import Exists, OuterRef, Sum
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
-from agents.admin_display import short_link
+from agents.admin_display import short_link, shortened
 from agents.models import Run
 from agents.trace_waterfall import duration_label
 
@@ -124,7 +124,8 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[:COUNT_CAP].count()
+        # the rows' ids only: a column's annotation (whether the run is stored) is read for the page
+        return self.object_list.values("pk")[:COUNT_CAP].count()
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -188,9 +189,16 @@ class LedgerEntryAdmin(ReadOnly):
     def cost_text(self, obj: LedgerEntry) -> str:
         return cost_format(obj.cost)
 
+    def get_queryset(self, request):
+        # whether each row's run is stored (a successful run without memory has no record, docs/agents.md),
+        # in the list's one query rather than one query per row
+        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: LedgerEntry) -> str:
-        return short_link("run", obj.run_id)
+        if obj.run_stored or not obj.run_id:
+            return short_link("run", obj.run_id)
+        return format_html('<span title="{}">{}</span>', obj.run_id, shortened(obj.run_id))
 
 
 @admin.register(LedgerWriteFailure)

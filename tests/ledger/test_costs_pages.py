@@ -175,6 +175,24 @@ def test_a_threads_title_is_a_model_call_of_its_run_on_its_page_and_in_the_ledge
         ("run_link", "Run", True)]
 
 
+def test_the_ledger_list_links_the_runs_it_has_and_reads_them_in_its_own_query(staff, ledger):
+    """A successful run without memory has no run record (docs/agents.md): its steps show its id,
+    whole in the title, without a link to a page that is not there; whether a run is stored is read
+    in the list's query, not one query per row, and the capped count reads the rows' ids only."""
+    page = staff.get("/admin/ledger/ledgerentry/?agent_id=support")
+    with CaptureQueriesContext(connection) as before:
+        page = staff.get("/admin/ledger/ledgerentry/?agent_id=support")
+    entries_write([step(f"gone-{i:02d}-b0396fc8-96d3-458d-8233", n=0) for i in range(20)])
+    with CaptureQueriesContext(connection) as after:
+        page = staff.get("/admin/ledger/ledgerentry/?agent_id=support")
+    assert len(after.captured_queries) == len(before.captured_queries)
+    cells = re.findall(r'<td class="field-run_link">(.*?)</td>', page.content.decode())
+    assert '<span title="gone-19-b0396fc8-96d3-458d-8233">gone-19-…</span>' in cells
+    assert sum(cell.startswith("<a ") for cell in cells) == 5  # run-1 and run-4 (two steps each), run-2
+    count = next(q["sql"] for q in after.captured_queries if "COUNT(" in q["sql"] and "ledger_ledgerentry" in q["sql"])
+    assert "agents_run" not in count
+
+
 def test_a_price_change_leaves_recorded_costs_alone(staff, ledger):
     from decimal import Decimal
 
