@@ -23,7 +23,7 @@ from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
 from agents.trace_waterfall import USAGE_COLUMNS, duration_label, usage_rows, waterfall_build
-from agents.admin_display import SHORT_ID, short_link, shortened
+from agents.admin_display import SHORT_ID, run_cell, short_link, shortened
 from agents.admin_lists import BigTableAdmin, recent_values
 
 
@@ -230,7 +230,7 @@ class ScoreAdmin(ReadOnlyAdmin, BigTableAdmin):
 
     @admin.display(description="run")
     def run_link(self, obj: Score) -> str:
-        return short_link("run", obj.run_id) if obj.run_stored else obj.run_id
+        return run_cell(obj.run_id, stored=obj.run_stored)
 
 
 @admin.register(TraceSpan)
@@ -241,9 +241,14 @@ class TraceSpanAdmin(ReadOnlyAdmin, BigTableAdmin):
     ordering = ("-started_at",)
     search_fields = ("trace_id", "span_id", "run_id", "name")
 
+    def get_queryset(self, request):
+        # whether each span's run is stored (a successful run without memory has no record,
+        # docs/agents.md), in the list's one query rather than one query per row
+        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: TraceSpan) -> str:
-        return short_link("run", obj.run_id)
+        return run_cell(obj.run_id, stored=obj.run_stored)
 
     @admin.display(description="took", ordering="duration_ms")
     def took(self, obj: TraceSpan) -> str:

@@ -24,3 +24,11 @@ def short_link(model: str, pk: str | None, whole: str | None = None, text: str |
         return "-"
     return format_html('<a href="{}" title="{}">{}</a>', reverse(f"admin:agents_{model}_change", args=[pk]),
                        whole or pk, text or shortened(pk))
+
+
+def run_cell(run_id: str | None, *, stored: bool) -> str:
+    """A run's id in a list: a link to its page when the run is ``stored`` (a successful run without
+    memory has no record), else the id alone; shortened either way, whole in its title."""
+    if stored or not run_id:
+        return short_link("run", run_id)
+    return format_html('<span title="{}">{}</span>', run_id, shortened(run_id))

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
-from agents.admin_display import short_link, shortened
+from agents.admin_display import run_cell
 from agents.models import Run
 from agents.trace_waterfall import duration_label
 
@@ -196,9 +196,7 @@ class LedgerEntryAdmin(ReadOnly):
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: LedgerEntry) -> str:
-        if obj.run_stored or not obj.run_id:
-            return short_link("run", obj.run_id)
-        return format_html('<span title="{}">{}</span>', obj.run_id, shortened(obj.run_id))
+        return run_cell(obj.run_id, stored=obj.run_stored)
 
 
 @admin.register(LedgerWriteFailure)

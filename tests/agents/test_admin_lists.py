@@ -190,19 +190,37 @@ def test_the_scores_list_links_the_runs_it_has_and_reads_them_in_its_own_query(a
     run_page = reverse("admin:agents_run_change", args=["b0396fc8-96d3-458d-8233-1bc266b923d0"])
     cells = re.findall(r'<td class="field-run_link">(.*?)</td>', page)
     assert cells.count(f'<a href="{run_page}" title="b0396fc8-96d3-458d-8233-1bc266b923d0">b0396fc8…</a>') == 10
-    assert cells.count("run-of-elsewhere") == 30  # no run stored: no link to a page that is not there
+    # no run stored: no link to a page that is not there, the id shortened as the others
+    assert cells.count('<span title="run-of-elsewhere">run-of-e…</span>') == 30
 
 
 def test_the_trace_spans_list_shows_the_run_and_how_long_first(admin_client):
     from agents.observability import TraceSpan
 
     started = timezone.now()
-    TraceSpan.objects.create(trace_id="a" * 32, span_id="b" * 16, parent_span_id="", run_id="run-1", name="step: 0",
-                             type="model_step", started_at=started, ended_at=started + timedelta(milliseconds=850),
-                             duration_ms=850)
-    page = admin_client.get(reverse("admin:agents_tracespan_changelist")).content.decode()
+    make_run("run-1", "triage")
+    spans = reverse("admin:agents_tracespan_changelist")
+
+    def span(span_id: str, run_id: str) -> None:
+        TraceSpan.objects.create(trace_id="a" * 32, span_id=span_id, parent_span_id="", run_id=run_id,
+                                 name="step: 0", type="model_step", started_at=started,
+                                 ended_at=started + timedelta(milliseconds=850), duration_ms=850)
+
+    span("b" * 16, "run-1")
+    admin_client.get(spans)  # the filters' values are read, and kept a while
+    with statements() as before:
+        admin_client.get(spans)
+    for i in range(10):
+        span(f"{i:016x}", f"9b1c2f3e-5d6a-4b7c-8d9e-0f1a2b3c4d5{i}")
+    with statements() as seen:
+        page = admin_client.get(spans).content.decode()
     heads = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', page)
     assert heads == ["name", "type", "run_link", "took", "started_at", "trace_id", "span_id", "parent_span_id"]
     assert f'<td class="field-run_link"><a href="{reverse("admin:agents_run_change", args=["run-1"])}" ' \
            'title="run-1">run-1</a></td>' in page
+    # a successful run without memory has no record: its spans name it without a link to a missing page,
+    # read in the list's query (no statement per row)
+    assert ('<td class="field-run_link"><span title="9b1c2f3e-5d6a-4b7c-8d9e-0f1a2b3c4d59">9b1c2f3e…</span>'
+            '</td>') in page
+    assert len(seen) == len(before), (before, seen)
     assert '<td class="field-took">850 ms</td>' in page
