@@ -8,7 +8,7 @@ approval status) is read-only: it changes only through the thread services, whic
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterRef
+from django.db.models import DurationField, ExpressionWrapper, F
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -23,7 +23,7 @@ from agents.threads.activity import lease_is_active
 from agents.threads.inputs import queued_inputs_cancel
 from agents.threads.runs import run_abort_request
 from agents.trace_waterfall import USAGE_COLUMNS, duration_label, usage_rows, waterfall_build
-from agents.admin_display import SHORT_ID, run_cell, short_link, shortened
+from agents.admin_display import SHORT_ID, run_cell, short_link, shortened, with_run_stored
 from agents.admin_lists import BigTableAdmin, recent_values
 
 
@@ -224,9 +224,7 @@ class ScoreAdmin(ReadOnlyAdmin, BigTableAdmin):
     readonly_fields = ("run_link",)
 
     def get_queryset(self, request):
-        # whether each score's run is stored (a score may outlive its run, or name a run of elsewhere),
-        # in the list's one query rather than one query per row
-        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+        return with_run_stored(super().get_queryset(request))
 
     @admin.display(description="run")
     def run_link(self, obj: Score) -> str:
@@ -242,9 +240,7 @@ class TraceSpanAdmin(ReadOnlyAdmin, BigTableAdmin):
     search_fields = ("trace_id", "span_id", "run_id", "name")
 
     def get_queryset(self, request):
-        # whether each span's run is stored (a successful run without memory has no record,
-        # docs/agents.md), in the list's one query rather than one query per row
-        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+        return with_run_stored(super().get_queryset(request))
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: TraceSpan) -> str:

@@ -6,8 +6,11 @@ the screen. Every list (runs, events, spans, scores, the cost ledger) shortens t
 
 from __future__ import annotations
 
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
+
+from agents.models import Run
 
 #: an id longer than this is shown in a list as its first characters and "…" (whole in its title)
 SHORT_ID = 12
@@ -32,3 +35,10 @@ def run_cell(run_id: str | None, *, stored: bool) -> str:
     if stored or not run_id:
         return short_link("run", run_id)
     return format_html('<span title="{}">{}</span>', run_id, shortened(run_id))
+
+
+def with_run_stored(rows: QuerySet) -> QuerySet:
+    """``rows`` (each with a ``run_id``) annotated ``run_stored``: whether the run has a record (a
+    successful run without memory has none; a score can outlive its run), in the list's one query
+    rather than one query per row (:func:`run_cell`)."""
+    return rows.annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))

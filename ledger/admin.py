@@ -13,13 +13,13 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, Sum
+from django.db.models import Sum
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
-from agents.admin_display import run_cell
+from agents.admin_display import run_cell, with_run_stored
 from agents.models import Run
 from agents.trace_waterfall import duration_label
 
@@ -190,9 +190,7 @@ class LedgerEntryAdmin(ReadOnly):
         return cost_format(obj.cost)
 
     def get_queryset(self, request):
-        # whether each row's run is stored (a successful run without memory has no record, docs/agents.md),
-        # in the list's one query rather than one query per row
-        return super().get_queryset(request).annotate(run_stored=Exists(Run.objects.filter(pk=OuterRef("run_id"))))
+        return with_run_stored(super().get_queryset(request))
 
     @admin.display(description="run", ordering="run_id")
     def run_link(self, obj: LedgerEntry) -> str:

@@ -224,17 +224,20 @@ class GenerateResult:
 def wire_request(request: dict) -> dict:
     """A step's (or the run's) ``request`` on the wire: without its ``body`` unless it was kept
     (``MASTRA_KEEP_PROVIDER_PAYLOADS``), as Mastra's ``{}`` when the model gave none."""
-    if request.get("body") is None and "body" in request:
-        return {k: v for k, v in request.items() if k != "body"}
-    return request
+    return _without_empty(request, "body")
 
 
 def wire_response(response: dict) -> dict:
     """A step's (or the run's) ``response`` on the wire: without ``headers`` unless they were kept
     (``MASTRA_KEEP_PROVIDER_PAYLOADS``; a provider may echo a credential there)."""
-    if "headers" in response and not response["headers"]:
-        return {k: v for k, v in response.items() if k != "headers"}
-    return response
+    return _without_empty(response, "headers")
+
+
+def _without_empty(data: dict, key: str) -> dict:
+    """``data`` without ``key`` when its value is empty (``None``, ``{}``); ``data`` itself otherwise."""
+    if key in data and not data[key]:
+        return {k: v for k, v in data.items() if k != key}
+    return data
 
 
 def step_content(step: StepResult) -> list[dict]:
